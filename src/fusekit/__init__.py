@@ -1,0 +1,7 @@
+"""fusekit: build fused Ascend C operators in Python and run them on a CPU simulator of the NPU."""
+
+from fusekit import asc
+from fusekit.asc import KernelError
+from fusekit.ops.fused_add_scale import fused_add_scale
+
+__all__ = ["asc", "KernelError", "fused_add_scale"]

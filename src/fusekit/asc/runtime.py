@@ -1,0 +1,349 @@
+"""Kernel launch on the simulator: ``@jit``, ``kernel[core_num](*args)``, cores, KernelError.
+
+A launch runs the kernel function once per core (block), in block-index order. Each core has
+its own UB arena and records its own instruction list; GM buffers are shared. Cores run one at a
+time; ``sync_all`` hands the turn to the next core, so a kernel that synchronises cores sees the
+other cores' writes as it would on the NPU.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from fusekit.soc import SoC, get_soc
+
+from . import dtypes
+from .trace import Access, GmBuffer, Instr, Pipe, Sync, Trace
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+MAX_CORE_NUM = 65535  # blockDim is a uint16 launch parameter (AD-G 核函数/调用核函数)
+_ASC_DIR = os.path.dirname(os.path.abspath(__file__))
+_POISON = 0xFF  # all-ones bytes read as NaN in every float type and -1 in signed integers
+
+
+class KernelError(RuntimeError):
+    """A kernel broke a rule of the hardware or of the Ascend C API.
+
+    Attributes:
+        core: block index of the failing core, or None for launch-time errors.
+        op: the API call that failed.
+        file, line: where the kernel source made the call.
+        tensor: the tensor involved, if one is.
+        start, stop: element range ``[start, stop)`` involved, if any.
+    """
+
+    def __init__(self, op: str, detail: str, *, core: int | None = None, file: str = "", line: int = 0,
+                 tensor: str = "", start: int | None = None, stop: int | None = None):
+        self.op, self.detail, self.core = op, detail, core
+        self.file, self.line, self.tensor, self.start, self.stop = file, line, tensor, start, stop
+        where = f" on aiv({core})" if core is not None else ""
+        at = f" at {file}:{line}" if file else ""
+        super().__init__(f"{op}{where}{at}: {detail}")
+
+
+def kernel_frame():
+    """The innermost frame that belongs to kernel code (not to ``fusekit.asc``)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_ASC_DIR):
+        frame = frame.f_back
+    return frame
+
+
+class Core:
+    """One AIV core during a launch: block index, UB arena, recorded instructions."""
+
+    def __init__(self, idx: int, block_num: int, soc: SoC, strict: bool):
+        self.idx = idx
+        self.block_num = block_num
+        self.soc = soc
+        self.strict = strict
+        self.ub = np.full(soc.ub_bytes, _POISON, dtype=np.uint8)
+        self.instrs: list[Instr] = []
+        self.pipe = None      # the core's TPipe, once constructed
+        self.queues: list = []
+        self.sync_all_hook: Callable[[], None] | None = None  # set by the scheduler
+
+    def record(self, op: str, pipe: Pipe, *, reads: tuple[Access, ...] = (), writes: tuple[Access, ...] = (),
+               undefined: tuple[Access, ...] = (), sync: Sync | None = None, count: int = 0, nbytes: int = 0,
+               dtype: str = "") -> None:
+        frame = kernel_frame()
+        self.instrs.append(Instr(self.idx, len(self.instrs), op, pipe, reads, writes, undefined, sync, count,
+                                 nbytes, dtype, frame.f_code.co_filename if frame else "", frame.f_lineno if frame else 0))
+
+    def error(self, op: str, detail: str, **where) -> KernelError:
+        """A KernelError located at the kernel line that is executing now."""
+        frame = kernel_frame()
+        return KernelError(op, detail, core=self.idx, file=frame.f_code.co_filename if frame else "",
+                           line=frame.f_lineno if frame else 0, **where)
+
+
+_current: Core | None = None
+
+
+def current(op: str = "this call") -> Core:
+    """The core executing now.
+
+    Raises:
+        KernelError: called outside a kernel launch.
+    """
+    if _current is None:
+        raise KernelError(op, "Ascend C device API called outside a kernel: launch the kernel with "
+                              "kernel[core_num](*args)")
+    return _current
+
+
+class GmArray:
+    """One numpy array argument as a global buffer: its bytes, element type and name."""
+
+    __slots__ = ("name", "dtype", "data", "source", "length")
+
+    def __init__(self, name: str, array: np.ndarray):
+        self.name = name
+        self.dtype = dtypes.from_numpy(array.dtype)
+        self.source = array
+        self.data = np.ascontiguousarray(array).reshape(-1).view(np.uint8).copy()
+        self.length = array.size  # elements
+
+
+class ConstExpr:
+    """Marks a compile-time constant parameter: ``TILE: asc.ConstExpr[int]``."""
+
+    def __class_getitem__(cls, item):
+        return cls
+
+
+class GlobalAddress:
+    """A ``__gm__`` pointer kernel argument; ``addr + k`` moves it by k elements."""
+
+    __slots__ = ("gm", "offset")
+
+    def __init__(self, gm: GmArray, offset: int = 0):
+        self.gm, self.offset = gm, offset
+
+    @property
+    def dtype(self) -> dtypes.DataType:
+        return self.gm.dtype
+
+    def __add__(self, elements: int) -> "GlobalAddress":
+        return GlobalAddress(self.gm, self.offset + int(elements))
+
+    __radd__ = __add__
+
+    def __repr__(self) -> str:
+        return f"GlobalAddress({self.gm.name} + {self.offset})"
+
+
+@dataclass
+class LaunchResult:
+    """What ``kernel[core_num](*args)`` returns: the Trace and the wall time in seconds."""
+
+    trace: Trace
+    wall_s: float
+
+
+class KernelFunction:
+    """A function decorated with ``@asc.jit``.
+
+    ``kernel[core_num](*args, **kwargs)`` launches it on the simulator; inside a running kernel
+    it is a plain call (helpers). Launch options ``soc=`` (SoC name, default Ascend910B1) and
+    ``strict=`` (default True; False reproduces the NPU's silent DataCopy round-down instead of
+    raising) may be passed as keywords unless the kernel has parameters of those names; use
+    :func:`launch` then.
+    """
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+        self.signature = inspect.signature(fn)
+
+    def __call__(self, *args, **kwargs):
+        if _current is None:
+            raise TypeError(f"{self.fn.__name__} is an @asc.jit kernel: launch it with "
+                            f"{self.fn.__name__}[core_num](*args), not {self.fn.__name__}(*args)")
+        return self.fn(*args, **kwargs)
+
+    def __getitem__(self, key) -> Callable[..., LaunchResult]:
+        core_num = key[0] if isinstance(key, tuple) else key  # kernel[core_num, stream]
+
+        def launcher(*args, **kwargs) -> LaunchResult:
+            options = {k: kwargs.pop(k) for k in ("soc", "strict") if k in kwargs and k not in self.signature.parameters}
+            return launch(self, core_num, args, kwargs, **options)
+
+        return launcher
+
+    def __repr__(self) -> str:
+        return f"<asc.jit kernel {self.fn.__name__}>"
+
+
+def jit(fn: Callable | None = None, **_options):
+    """Decorator making a kernel or helper (pyasc's ``@asc.jit``; pyasc options are accepted and ignored)."""
+    if fn is None:
+        return lambda f: KernelFunction(f)
+    return KernelFunction(fn)
+
+
+def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict | None = None, *,
+           soc: "str | SoC | None" = None, strict: bool = True) -> LaunchResult:
+    """Run ``kernel`` on ``core_num`` simulated cores.
+
+    Args:
+        kernel: an ``@asc.jit`` function.
+        core_num: block_dim, in [1, 65535].
+        args, kwargs: kernel arguments. numpy arrays become global buffers (copied in, and copied
+            back if the kernel wrote them, as pyasc does); Python ints become int32 and floats
+            float32, as pyasc converts them; ConstExpr parameters pass through.
+        soc: SoC name (default Ascend910B1).
+        strict: raise on DataCopy lengths the NPU would silently round down (default).
+
+    Returns:
+        LaunchResult with the Trace of every core.
+
+    Raises:
+        KernelError: the kernel broke a hardware or API rule (names core, tensor, offsets, file:line).
+        ValueError, TypeError: bad launch parameters or arguments.
+    """
+    if not isinstance(kernel, KernelFunction):
+        raise TypeError(f"expected an @asc.jit kernel, got {kernel!r}")
+    if isinstance(core_num, bool) or not isinstance(core_num, (int, np.integer)) or not 1 <= core_num <= MAX_CORE_NUM:
+        raise ValueError(f"core_num must be an integer in [1, {MAX_CORE_NUM}] (the NPU's block_dim range), got {core_num!r}")
+    spec = get_soc(soc)
+    bound = _bind(kernel, args, kwargs or {})
+    gm = {v.gm.name: v.gm for v in bound.values() if isinstance(v, GlobalAddress)}
+    trace = Trace(kernel.fn.__name__, spec.name, int(core_num), spec.ub_bytes,
+                  gm={name: GmBuffer(name, a.dtype.name, a.data.size) for name, a in gm.items()})
+    started = time.perf_counter()
+    cores = [Core(i, int(core_num), spec, strict) for i in range(int(core_num))]
+    _Scheduler(cores, lambda: kernel.fn(**bound)).run()
+    trace.cores = [core.instrs for core in cores]
+    _copy_back(gm.values(), trace)
+    return LaunchResult(trace, time.perf_counter() - started)
+
+
+def _bind(kernel: KernelFunction, args: tuple, kwargs: dict) -> dict[str, Any]:
+    try:
+        bound = kernel.signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"{kernel.fn.__name__}: {exc}") from None
+    bound.apply_defaults()
+    return {name: _to_device(name, value) for name, value in bound.arguments.items()}
+
+
+def _to_device(name: str, value):
+    """Convert one launch argument as pyasc does (docs/pyasc-api.md, "Launch")."""
+    if isinstance(value, np.ndarray):
+        return GlobalAddress(GmArray(name, value))
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        if not INT32_MIN <= value <= INT32_MAX:
+            raise ValueError(f"argument {name}={value} does not fit the kernel's int32 scalar; split the work "
+                             "into launches whose lengths fit in 32 bits")
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(np.float32(value))
+    return value
+
+
+def _copy_back(buffers, trace: Trace) -> None:
+    written = {a.buffer for instr in trace for a in instr.writes}
+    for gm in buffers:
+        if gm.name in written:
+            if not gm.source.flags.writeable:
+                raise ValueError(f"argument {gm.name} is read-only but the kernel wrote to it")
+            gm.source[...] = gm.data.view(gm.source.dtype).reshape(gm.source.shape)
+
+
+class _Aborted(BaseException):
+    """Raised inside waiting core threads when another core failed."""
+
+
+class _Scheduler:
+    """Runs cores one at a time in block order; ``sync_all`` passes the turn to the next core.
+
+    Each core runs in its own thread so that it can stop at ``sync_all`` and resume; only the
+    thread holding the turn runs, so the module-level current core is always the right one.
+    """
+
+    def __init__(self, cores: list[Core], body: Callable[[], None]):
+        self.cores, self.body = cores, body
+        self.state = ["ready"] * len(cores)  # ready | barrier | done
+        self.turn = 0
+        self.error: BaseException | None = None
+        self.cond = threading.Condition()
+
+    def run(self) -> None:
+        global _current
+        threads = [threading.Thread(target=self._core_main, args=(i,), daemon=True) for i in range(len(self.cores))]
+        for t in threads:
+            t.start()
+        with self.cond:
+            while not (self.error or all(s == "done" for s in self.state)):
+                self.cond.wait(0.1)
+        for t in threads:
+            t.join()
+        _current = None
+        if self.error is not None:
+            raise self.error
+
+    def _core_main(self, i: int) -> None:
+        global _current
+        try:
+            self._wait_turn(i)
+            _current = self.cores[i]
+            _current.sync_all_hook = lambda: self._arrive(i)
+            self.body()
+            _check_queues_released(self.cores[i])
+            self._pass(i, "done")
+        except _Aborted:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the launching thread
+            with self.cond:
+                self.error = exc
+                self.cond.notify_all()
+
+    def _wait_turn(self, i: int) -> None:
+        with self.cond:
+            self.cond.wait_for(lambda: self.turn == i or self.error is not None)
+            if self.error is not None:
+                raise _Aborted
+
+    def _arrive(self, i: int) -> None:
+        """Core i reached sync_all: let the others run, resume when all have arrived."""
+        global _current
+        self._pass(i, "barrier")
+        self._wait_turn(i)
+        _current = self.cores[i]
+
+    def _pass(self, i: int, new_state: str) -> None:
+        with self.cond:
+            self.state[i] = new_state
+            ready = [j for j, s in enumerate(self.state) if s == "ready"]
+            waiting = [j for j, s in enumerate(self.state) if s == "barrier"]
+            if ready:
+                self.turn = ready[0]
+            elif waiting and len(waiting) < len(self.state):
+                done = [j for j, s in enumerate(self.state) if s == "done"]
+                self.error = KernelError("sync_all", f"deadlock: aiv({', '.join(map(str, waiting))}) wait in sync_all "
+                                         f"but aiv({', '.join(map(str, done))}) finished without calling it; on the "
+                                         "NPU the waiting cores hang", core=waiting[0])
+            elif waiting:
+                for j in waiting:
+                    self.state[j] = "ready"
+                self.turn = waiting[0]
+            else:
+                self.turn = -1
+            self.cond.notify_all()
+
+
+def _check_queues_released(core: Core) -> None:
+    for que in core.queues:
+        que.check_released()

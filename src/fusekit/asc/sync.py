@@ -1,0 +1,103 @@
+"""Core identity and explicit synchronisation (AD-API 核内同步能力概述.md, SetFlag/WaitFlag.md, PipeBarrier.md).
+
+The simulator runs instructions in program order, so a sync never changes a value here; it is
+recorded in the Trace, where the sanitizer checks it and the timing model obeys it.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+
+from .runtime import current
+from .tensor import LocalTensor
+from .trace import Pipe, Sync, SyncKind
+
+EVENT_IDS = 8  # event ids 0..7 per HardEvent; 6 and 7 are reserved for the framework
+
+
+class PipeID(enum.Enum):
+    PIPE_S = Pipe.S
+    PIPE_V = Pipe.V
+    PIPE_MTE2 = Pipe.MTE2
+    PIPE_MTE3 = Pipe.MTE3
+    PIPE_ALL = "ALL"
+
+
+class HardEvent(enum.Enum):
+    """``HardEvent::SRC_DST``: a flag set by the SRC pipe and waited on by the DST pipe."""
+
+    S_V = (Pipe.S, Pipe.V)
+    S_MTE2 = (Pipe.S, Pipe.MTE2)
+    S_MTE3 = (Pipe.S, Pipe.MTE3)
+    V_S = (Pipe.V, Pipe.S)
+    V_MTE2 = (Pipe.V, Pipe.MTE2)
+    V_MTE3 = (Pipe.V, Pipe.MTE3)
+    MTE2_S = (Pipe.MTE2, Pipe.S)
+    MTE2_V = (Pipe.MTE2, Pipe.V)
+    MTE2_MTE3 = (Pipe.MTE2, Pipe.MTE3)
+    MTE3_S = (Pipe.MTE3, Pipe.S)
+    MTE3_V = (Pipe.MTE3, Pipe.V)
+    MTE3_MTE2 = (Pipe.MTE3, Pipe.MTE2)
+
+
+def get_block_idx() -> int:
+    """Index of this core in [0, get_block_num())."""
+    return current("get_block_idx").idx
+
+
+def get_block_num() -> int:
+    """Number of cores launched (block_dim)."""
+    return current("get_block_num").block_num
+
+
+def pipe_barrier(pipe: PipeID) -> None:
+    """``PipeBarrier<pipe>``: later instructions of ``pipe`` wait for its earlier ones. PIPE_S is not allowed."""
+    core, op = current("pipe_barrier"), "pipe_barrier"
+    if not isinstance(pipe, PipeID) or pipe is PipeID.PIPE_S:
+        raise core.error(op, f"pipe_barrier takes PipeID.PIPE_V, PIPE_MTE2, PIPE_MTE3 or PIPE_ALL, got {pipe!r}")
+    for p in ((Pipe.V, Pipe.MTE2, Pipe.MTE3) if pipe is PipeID.PIPE_ALL else (pipe.value,)):
+        core.record(op, p, sync=Sync(SyncKind.BARRIER, p, p, (pipe.name,)))
+
+
+def _flag(op: str, kind: SyncKind, event: HardEvent, event_id: int) -> None:
+    core = current(op)
+    if not isinstance(event, HardEvent):
+        raise core.error(op, f"expected an asc.HardEvent (e.g. HardEvent.MTE2_V), got {event!r}")
+    if not isinstance(event_id, int) or not 0 <= event_id < EVENT_IDS:
+        raise core.error(op, f"event id {event_id!r} outside [0, {EVENT_IDS})")
+    src, dst = event.value
+    core.record(op, src if kind is SyncKind.SET else dst, sync=Sync(kind, src, dst, ("flag", event.name, event_id)))
+
+
+def set_flag(event: HardEvent, event_id: int = 0) -> None:
+    """``SetFlag<event>(id)``: issued on the event's source pipe once its earlier instructions finish."""
+    _flag("set_flag", SyncKind.SET, event, event_id)
+
+
+def wait_flag(event: HardEvent, event_id: int = 0) -> None:
+    """``WaitFlag<event>(id)``: the destination pipe waits for the matching set_flag."""
+    _flag("wait_flag", SyncKind.WAIT, event, event_id)
+
+
+def sync_all() -> None:
+    """``SyncAll()``: every core waits until all cores of the launch reach it."""
+    core = current("sync_all")
+    core.record("sync_all", Pipe.S, sync=Sync(SyncKind.ALL, Pipe.S, Pipe.S))
+    core.sync_all_hook()
+
+
+def printf(fmt: str, *args) -> None:
+    """Device printf: C-style format, printed with the core's prefix."""
+    core = current("printf")
+    text = fmt % args if args else fmt
+    sys.stdout.write(f"[aiv({core.idx})] {text.replace(chr(92) + 'n', chr(10))}")
+
+
+def dump_tensor(tensor: LocalTensor, desc: int, size: int) -> None:
+    """Print the first ``size`` elements of a UB tensor with a user tag ``desc``."""
+    core = current("dump_tensor")
+    start, stop = tensor.span(core, "dump_tensor", size)
+    core.record("dump_tensor", Pipe.S, reads=(tensor.access(start, stop),), count=size, nbytes=stop - start,
+                dtype=tensor.dtype.name)
+    print(f"[aiv({core.idx})] dump {desc}: {tensor.array(size)}")

@@ -1,0 +1,181 @@
+"""GlobalTensor (a bounded view of a GM buffer) and LocalTensor (a range of one core's UB).
+
+Bounds are the simulator's: on the NPU an access past a view silently reads or corrupts
+neighbouring memory; here it raises :class:`KernelError` naming core, tensor, element range and
+the kernel's file:line (msSanitizer memcheck reports the same class of error, SAN).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from .runtime import GlobalAddress, GmArray, KernelError, current
+from .trace import Access, Mem, Pipe
+
+
+def _offset(key, op: str) -> int:
+    """``t[i:]`` or ``t[i]`` -> i (pyasc sub-tensors take a start only)."""
+    if isinstance(key, slice):
+        if key.stop is not None or key.step is not None:
+            raise current(op).error(op, f"sub-tensor [{key.start}:{key.stop}:{key.step}] is not supported: "
+                                        "Ascend C sub-tensors take an offset only, write t[offset:]")
+        key = key.start or 0
+    if isinstance(key, bool) or not isinstance(key, (int, np.integer)):
+        raise current(op).error(op, f"tensor offset must be an integer, got {key!r}")
+    return int(key)
+
+
+class GlobalTensor:
+    """``AscendC::GlobalTensor<T>``: a typed view of a GM buffer set by :meth:`set_global_buffer`."""
+
+    __slots__ = ("gm", "base", "size", "offset")
+
+    def __init__(self):
+        self.gm: GmArray | None = None
+        self.base = self.size = self.offset = 0
+
+    def set_global_buffer(self, addr: GlobalAddress, size: int | None = None) -> None:
+        """View ``size`` elements from ``addr`` (to the end of the buffer if size is None)."""
+        if not isinstance(addr, GlobalAddress):
+            raise current("set_global_buffer").error(
+                "set_global_buffer", f"expected a GM address kernel argument (x + offset), got {addr!r}")
+        self.gm, self.base, self.offset = addr.gm, addr.offset, addr.offset
+        self.size = addr.gm.length - addr.offset if size is None else int(size)
+
+    @property
+    def dtype(self) -> dtypes.DataType:
+        self._check_set("dtype")
+        return self.gm.dtype
+
+    @property
+    def name(self) -> str:
+        return self.gm.name if self.gm else "<unset GlobalTensor>"
+
+    def __getitem__(self, key) -> "GlobalTensor":
+        self._check_set("GlobalTensor[]")
+        sub = GlobalTensor()
+        sub.gm, sub.base, sub.size = self.gm, self.base, self.size
+        sub.offset = self.offset + _offset(key, "GlobalTensor[]")
+        return sub
+
+    def get_value(self, index: int):
+        """Scalar read of element ``index`` on PIPE_S; returns a Python number."""
+        core = current("get_value")
+        start, stop = self.span(core, "get_value", 1, first=_offset(index, "get_value"))
+        core.record("get_value", Pipe.S, reads=(self.access(start, stop),), count=1, nbytes=stop - start,
+                    dtype=self.gm.dtype.name)
+        return self.gm.data[start:stop].view(self.gm.dtype.np)[0].item()
+
+    def set_value(self, index: int, value) -> None:
+        """Scalar write of element ``index`` on PIPE_S; ``value`` is converted to the dtype."""
+        core = current("set_value")
+        start, stop = self.span(core, "set_value", 1, first=_offset(index, "set_value"))
+        self.gm.data[start:stop].view(self.gm.dtype.np)[0] = dtypes.to_scalar(value, self.gm.dtype)
+        core.record("set_value", Pipe.S, writes=(self.access(start, stop),), count=1, nbytes=stop - start,
+                    dtype=self.gm.dtype.name)
+
+    def span(self, core, op: str, count: int, first: int = 0) -> tuple[int, int]:
+        """Byte range of elements ``[offset + first, offset + first + count)``, bounds-checked."""
+        self._check_set(op)
+        lo = self.offset + first
+        hi = lo + count
+        name, view_hi = self.gm.name, self.base + self.size
+        where = dict(tensor=name, start=lo, stop=hi)
+        if lo < self.base or hi > view_hi:
+            raise core.error(op, f"accesses {name} elements [{lo}, {hi}) outside its GlobalTensor view "
+                                 f"[{self.base}, {view_hi})", **where)
+        if lo < 0 or hi > self.gm.length:
+            raise core.error(op, f"accesses {name} elements [{lo}, {hi}) outside the GM buffer {name} of "
+                                 f"{self.gm.length} elements", **where)
+        size = self.gm.dtype.sizeof()
+        return lo * size, hi * size
+
+    def access(self, start: int, stop: int) -> Access:
+        return Access(Mem.GM, self.gm.name, start, stop, self.gm.name)
+
+    def _check_set(self, op: str) -> None:
+        if self.gm is None:
+            raise current(op).error(op, "GlobalTensor used before set_global_buffer(addr, size)")
+
+    def __repr__(self) -> str:
+        return f"GlobalTensor({self.name}[{self.offset}:], view [{self.base}, {self.base + self.size}))"
+
+
+class LocalTensor:
+    """``AscendC::LocalTensor<T>``: ``length`` elements of ``dtype`` at byte ``addr`` of a core's UB.
+
+    ``owner`` is the queue buffer (slot) or TBuf it came from; ``name`` is how messages call it.
+    """
+
+    __slots__ = ("core", "addr", "length", "dtype", "name", "owner")
+
+    def __init__(self, core, addr: int, length: int, dtype: dtypes.DataType, name: str, owner=None):
+        self.core, self.addr, self.length, self.dtype, self.name, self.owner = core, addr, length, dtype, name, owner
+
+    def __getitem__(self, key) -> "LocalTensor":
+        off = _offset(key, "LocalTensor[]")
+        return LocalTensor(self.core, self.addr + off * self.dtype.sizeof(), self.length - off, self.dtype,
+                           f"{self.name}[{off}:]" if off else self.name, self.owner)
+
+    def get_length(self) -> int:
+        """Length in elements."""
+        return self.length
+
+    def reinterpret_cast(self, dtype) -> "LocalTensor":
+        """The same bytes seen as ``dtype``."""
+        dtype = dtypes.as_dtype(dtype)
+        return LocalTensor(self.core, self.addr, self.length * self.dtype.sizeof() // dtype.sizeof(), dtype,
+                           self.name, self.owner)
+
+    def get_value(self, index: int):
+        """Scalar read of element ``index`` on PIPE_S; returns a Python number."""
+        core = current("get_value")
+        start, stop = self.span(core, "get_value", 1, first=_offset(index, "get_value"))
+        core.record("get_value", Pipe.S, reads=(self.access(start, stop),), count=1, nbytes=stop - start,
+                    dtype=self.dtype.name)
+        return core.ub[start:stop].view(self.dtype.np)[0].item()
+
+    def set_value(self, index: int, value) -> None:
+        """Scalar write of element ``index`` on PIPE_S; ``value`` is converted to the dtype."""
+        core = current("set_value")
+        start, stop = self.span(core, "set_value", 1, first=_offset(index, "set_value"))
+        core.ub[start:stop].view(self.dtype.np)[0] = dtypes.to_scalar(value, self.dtype)
+        core.record("set_value", Pipe.S, writes=(self.access(start, stop),), count=1, nbytes=stop - start,
+                    dtype=self.dtype.name)
+
+    def span(self, core, op: str, count: int, first: int = 0) -> tuple[int, int]:
+        """UB byte range of elements ``[first, first + count)``, checked against the tensor's length."""
+        if core is not self.core:
+            raise core.error(op, f"{self.name} belongs to aiv({self.core.idx})'s UB, not this core's")
+        if first < 0 or count < 0 or first + count > self.length:
+            raise core.error(op, f"accesses {self.name} elements [{first}, {first + count}) but the tensor has "
+                                 f"{max(self.length, 0)} elements", tensor=self.name, start=first, stop=first + count)
+        size = self.dtype.sizeof()
+        return self.addr + first * size, self.addr + (first + count) * size
+
+    def access(self, start: int, stop: int) -> Access:
+        return Access(Mem.UB, "UB", start, stop, self.name)
+
+    def array(self, count: int) -> np.ndarray:
+        """numpy view of the first ``count`` elements (no checks: call :meth:`span` first)."""
+        return self.core.ub[self.addr:self.addr + count * self.dtype.sizeof()].view(self.dtype.np)
+
+    def __repr__(self) -> str:
+        return f"LocalTensor({self.name}: {self.length} x {self.dtype.name} at UB+{self.addr})"
+
+
+def check_ub_aligned(core, op: str, tensor: LocalTensor) -> None:
+    """UB operand addresses must be 32-byte aligned (AD-API DataCopy and 通用说明和约束.md)."""
+    if tensor.addr % 32:
+        raise core.error(op, f"{tensor.name} starts at UB byte {tensor.addr}, not 32-byte aligned: UB operands "
+                             "must start on a 32 B boundary; use an offset that is a multiple of "
+                             f"{32 // tensor.dtype.sizeof()} elements", tensor=tensor.name)
+
+
+def expect_kind(core, op: str, what: str, value, kind) -> None:
+    if not isinstance(value, kind):
+        raise core.error(op, f"{what} must be a {kind.__name__}, got {type(value).__name__}")
+
+
+__all__ = ["GlobalTensor", "LocalTensor", "KernelError"]

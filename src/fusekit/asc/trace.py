@@ -1,0 +1,158 @@
+"""The Trace: every instruction a simulated kernel executed, per core.
+
+The Trace is what the analyses read (``docs/design.md``): the sanitizer builds happens-before
+from the sync records, the timing model schedules the instructions on their pipes. So an
+instruction records only facts: which pipe issued it, which bytes it read, wrote or left
+undefined, which sync it performs, and where in the kernel source it came from.
+
+Sync records follow the Ascend C framework (AD-G TPipe-TQue框架编程原理.md, AD-API 核内同步):
+``enque`` is a set and ``deque`` a wait from the queue's producer pipe to its consumer pipe;
+``free_tensor`` is a set and ``alloc_tensor`` a wait from the consumer back to the producer
+(the buffer may be refilled once its readers are done); ``set_flag``/``wait_flag`` are the
+explicit form; ``pipe_barrier`` orders one pipe; ``sync_all`` orders all cores.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Iterator
+
+
+class Pipe(enum.Enum):
+    """The instruction pipes of an AIV core (AD-API 核内同步能力概述.md)."""
+
+    S = "S"        # scalar unit: address arithmetic, get_value / set_value
+    V = "V"        # vector unit
+    MTE2 = "MTE2"  # GM -> UB
+    MTE3 = "MTE3"  # UB -> GM
+
+    def __repr__(self) -> str:
+        return f"PIPE_{self.value}"
+
+
+class Mem(enum.Enum):
+    GM = "GM"
+    UB = "UB"
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """A byte range ``[start, stop)`` of one memory: a GM buffer (by kernel argument name) or UB.
+
+    ``tensor`` names what the kernel called it (``"x1"``, ``"q_x1[1]"``) for messages.
+    """
+
+    mem: Mem
+    buffer: str
+    start: int
+    stop: int
+    tensor: str = ""
+
+    @property
+    def nbytes(self) -> int:
+        return self.stop - self.start
+
+
+class SyncKind(enum.Enum):
+    SET = "set"
+    WAIT = "wait"
+    BARRIER = "barrier"
+    ALL = "sync_all"
+
+
+@dataclass(frozen=True, slots=True)
+class Sync:
+    """One synchronisation: a set or wait of ``event`` from pipe ``src`` to pipe ``dst``.
+
+    ``event`` identifies the flag: ``("flag", "MTE2_V", id)`` for ``set_flag``/``wait_flag``;
+    ``("data", queue, slot)`` for enque/deque; ``("free", queue, slot)`` for free/alloc.
+    A barrier has ``src == dst``; ``sync_all`` has no event.
+    """
+
+    kind: SyncKind
+    src: Pipe
+    dst: Pipe
+    event: tuple = ()
+
+
+@dataclass(slots=True)
+class Instr:
+    """One executed instruction.
+
+    Attributes:
+        core: block index of the core that ran it.
+        seq: position in that core's program order.
+        op: pyasc API name (``"data_copy"``, ``"add"``, ``"enque"``, ...).
+        pipe: pipe that executes it.
+        reads / writes: byte ranges read and written.
+        undefined: byte ranges the instruction leaves undefined (``data_copy_pad`` pad bytes with
+            ``is_pad=False``); they count as written-with-garbage, not as initialised.
+        sync: the synchronisation it performs, if any.
+        count: elements processed (vector ops, copies); 0 for sync instructions.
+        nbytes: bytes moved or processed.
+        dtype: element type name, "" when not applicable.
+        file / line: where the kernel source issued it.
+    """
+
+    core: int
+    seq: int
+    op: str
+    pipe: Pipe
+    reads: tuple[Access, ...] = ()
+    writes: tuple[Access, ...] = ()
+    undefined: tuple[Access, ...] = ()
+    sync: Sync | None = None
+    count: int = 0
+    nbytes: int = 0
+    dtype: str = ""
+    file: str = ""
+    line: int = 0
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True, slots=True)
+class GmBuffer:
+    """A kernel argument that became a global buffer: name, element dtype name, size in bytes."""
+
+    name: str
+    dtype: str
+    nbytes: int
+
+
+@dataclass
+class Trace:
+    """Instructions of one launch, ``cores[i]`` in program order of block ``i``.
+
+    Attributes:
+        kernel: kernel function name.
+        soc: SoC name.
+        block_dim: number of cores launched.
+        ub_bytes: UB size of each core.
+        gm: global buffers by argument name.
+        cores: per-core instruction lists.
+    """
+
+    kernel: str
+    soc: str
+    block_dim: int
+    ub_bytes: int
+    gm: dict[str, GmBuffer] = field(default_factory=dict)
+    cores: list[list[Instr]] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[Instr]:
+        for core in self.cores:
+            yield from core
+
+    def __len__(self) -> int:
+        return sum(len(core) for core in self.cores)
+
+    def ops(self) -> dict[str, int]:
+        """Instruction counts by op name (for summaries and tests)."""
+        counts: dict[str, int] = {}
+        for instr in self:
+            counts[instr.op] = counts.get(instr.op, 0) + 1
+        return counts

@@ -1,0 +1,194 @@
+"""``fusekit`` command line.
+
+``fusekit run fused_add_scale ...`` runs the operator on the simulated NPU, verifies it against
+the references and prints the tiling plan, the verification summary and the speed.
+Exit status: 0 pass, 1 verification (or kernel) failure, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+from fusekit import tiling
+from fusekit.asc import KernelError
+from fusekit.ops import fused_add_scale as fas
+from fusekit.soc import SOCS
+from fusekit.verify import compare
+
+DTYPES = {"float16": np.float16, "float32": np.float32, "bfloat16": ml_dtypes.bfloat16}
+
+
+class UsageError(Exception):
+    """Bad user input: printed as one line, exit status 2."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        parser.exit(2, f"fusekit: error: {exc}\n")
+    except KernelError as exc:
+        parser.exit(1, f"fusekit: kernel error: {exc}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fusekit", description="Fused Ascend C operators on a simulated NPU.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run an operator on the simulator and verify it",
+                         description="Run an operator on the simulated NPU and verify it against its references.")
+    run.add_argument("op", choices=["fused_add_scale"], help="operator to run")
+    src = run.add_argument_group("input (random data of --size, or two .npy files)")
+    src.add_argument("--size", type=_non_negative, help="elements of random input (default 1000000)")
+    src.add_argument("--x1", type=Path, help=".npy file with x1")
+    src.add_argument("--x2", type=Path, help=".npy file with x2 (same shape and dtype as x1)")
+    run.add_argument("--dtype", choices=list(DTYPES), help="dtype of random input (default float16); with .npy "
+                                                            "files it must match the files")
+    run.add_argument("--scale", type=float, default=1.5, help="the scale attribute (default 1.5)")
+    run.add_argument("--soc", choices=list(SOCS), default=None, help="SoC to simulate (default Ascend910B1)")
+    run.add_argument("--cores", type=_positive, default=None, help="most AIV cores to use (default: all)")
+    run.add_argument("--buffer-num", type=_positive, default=2, help="BUFFER_NUM, buffers per queue (default 2)")
+    run.add_argument("--precision", choices=list(fas.PRECISIONS), default=None,
+                     help="native: compute in the dtype; fp32: cast to float32 in UB (default: native, fp32 for bfloat16)")
+    run.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
+    run.add_argument("-o", "--output", type=Path, help="write y to this .npy file (atomically)")
+    run.set_defaults(func=_run)
+    return parser
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _non_negative(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be >= 1")
+    return value
+
+
+def _run(args: argparse.Namespace) -> int:
+    x1, x2, origin = _inputs(args)
+    if args.output is not None:
+        _check_writable(args.output)
+    try:
+        result = fas.run(x1, x2, args.scale, soc=args.soc, core_num=args.cores, buffer_num=args.buffer_num,
+                         precision=args.precision)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+
+    n = x1.size
+    print(f"FusedAddScale  y = (x1 + x2) * scale   [{origin}; {x1.dtype} {list(x1.shape)}, n = {n:,}; "
+          f"scale = {args.scale:g}]")
+    soc = result.soc
+    print(f"SoC {soc.name}: {soc.vector_cores} AIV cores, UB {soc.ub_bytes} B; precision {result.precision}; "
+          f"BUFFER_NUM {args.buffer_num}")
+    _print_tiling(result.tilings)
+
+    print("verification")
+    model = fas.model_of(result.precision)
+    checks = [compare(result.y, fas.reference(x1, x2, args.scale, model), reference=model)]
+    checks.append(compare(result.y, fas.reference(x1, x2, args.scale, "exact"), reference="exact"))
+    for check in checks:
+        print("  " + check.summary())
+    ok = checks[0].bit_identical and all(c.passed for c in checks)
+    if not checks[0].bit_identical:
+        print(f"  the simulator's output differs from its {model} model: please report this as a fusekit bug")
+    if not checks[1].passed and result.precision == "native":
+        print(f"  hint: native mode rounds scale to {x1.dtype} and every operation to {x1.dtype}; "
+              "--precision fp32 computes in float32 and rounds once")
+
+    instructions = sum(len(launch.trace) for launch in result.launches)
+    rate = n / result.wall_s / 1e6 if result.wall_s > 0 and n else 0.0
+    print(f"time: wall {result.wall_s:.3f} s, {instructions:,} instructions simulated, {rate:.1f} M elements/s")
+    if args.output is not None:
+        _save_atomic(args.output, result.y)
+        print(f"wrote y to {args.output}")
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+def _print_tiling(plans: list[tiling.TilingData]) -> None:
+    for i, plan in enumerate(plans):
+        title = "tiling" if len(plans) == 1 else f"tiling, launch {i + 1} of {len(plans)}"
+        if plan.block_dim == 0:
+            print(f"{title}: total_length 0, nothing to launch")
+            continue
+        print(f"{title}: total_length {plan.total_length}  block_dim {plan.block_dim}  block_length "
+              f"{plan.block_length}  tile_length {plan.tile_length}  BUFFER_NUM {plan.buffer_num}  UB {plan.ub_bytes} B")
+        if plan.block_dim > 1:
+            print(f"  cores 0..{plan.block_dim - 2}: tile_num {plan.tile_num}, tail_length {plan.tail_length}")
+        print(f"  core {plan.block_dim - 1} (last): block_length {plan.last_block_length}, tile_num "
+              f"{plan.last_tile_num}, tail_length {plan.last_tail_length}")
+
+
+def _inputs(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str]:
+    files = (args.x1, args.x2)
+    if any(files):
+        if not all(files):
+            raise UsageError("--x1 and --x2 go together: pass both .npy files")
+        if args.size is not None:
+            raise UsageError("pass either --size (random input) or --x1/--x2 (.npy files), not both")
+        x1, x2 = (_load(path, args.dtype) for path in files)
+        return x1, x2, f"{args.x1}, {args.x2}"
+    n = 1_000_000 if args.size is None else args.size
+    dtype = DTYPES[args.dtype or "float16"]
+    rng = np.random.default_rng(args.seed)
+    x1, x2 = (rng.standard_normal(n, dtype=np.float32).astype(dtype) for _ in range(2))
+    return x1, x2, f"random, seed {args.seed}"
+
+
+def _load(path: Path, dtype_name: str | None) -> np.ndarray:
+    try:
+        data = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except (OSError, ValueError, EOFError) as exc:
+        raise UsageError(f"{path} is not a readable .npy file ({exc}); save arrays with numpy.save") from None
+    if not isinstance(data, np.ndarray):
+        raise UsageError(f"{path} is an .npz archive; save a single array with numpy.save")
+    if data.dtype == np.dtype("V2"):  # numpy stores ml_dtypes.bfloat16 as 2-byte void
+        data = data.view(ml_dtypes.bfloat16)
+    if dtype_name is not None and data.dtype != DTYPES[dtype_name]:
+        raise UsageError(f"{path} holds {data.dtype} but --dtype is {dtype_name}; convert the file or drop --dtype")
+    return data
+
+
+def _check_writable(path: Path) -> None:
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise UsageError(f"-o {path} is a directory; give a file name such as {path / 'y.npy'}")
+    if not parent.is_dir():
+        raise UsageError(f"-o {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"-o {path}: directory {parent} is not writable")
+
+
+def _save_atomic(path: Path, array: np.ndarray) -> None:
+    """Write to a temporary file beside ``path`` then rename it over, so readers never see half a file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.save(f, array)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""SoC specifications of the Ascend NPUs fusekit simulates.
+
+Every number carries its source. Tags as in ``docs/ascendc-model.md``:
+
+- **AD**: CANN asc-devkit docs and implementation (``AD-G`` guide, ``AD-API`` API reference);
+  ``kernel_utils_constants.h`` defines ``TOTAL_UB_SIZE`` and ``TOTAL_VEC_LOCAL_SIZE`` per
+  ``__CCE_AICORE__`` (220 = arch 2201 = Atlas A2; <= 200 = arch 2002 = Atlas 300I/310P).
+- **ATC**: CANN ``atc --aicore_num`` documentation, quoting ``platform_config/<soc>.ini``
+  (``vector_core_cnt=48`` for A2 parts with 24 cube cores).
+- **3p**: third-party figure, not confirmed by a Huawei document; treat as an estimate.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+_ALL_FLOAT = frozenset({"float16", "float32"})
+_ARITH = frozenset({"float16", "float32", "int16", "int32"})
+
+# Dtypes each vector instruction accepts on arch 2201, from the "支持的数据类型" table of each
+# instruction's AD-API page (基础算术/Add.md, Div.md, Muls.md, Relu.md, Exp.md, Duplicate.md, ...).
+# bfloat16 arithmetic is absent on A2: kernels cast to float32 first.
+_VECTOR_DTYPES_2201 = {
+    **{op: _ARITH for op in ("add", "sub", "mul", "max", "min", "adds", "muls", "maxs", "mins")},
+    "div": _ALL_FLOAT,
+    **{op: _ALL_FLOAT for op in ("exp", "ln", "sqrt", "rsqrt", "reciprocal", "abs")},
+    "relu": frozenset({"float16", "float32", "int32"}),
+    "duplicate": frozenset({"float16", "bfloat16", "float32", "int16", "uint16", "int32", "uint32"}),
+}
+# Arch 2002 (310P) has no bfloat16 at all (AD-API product support tables).
+_VECTOR_DTYPES_2002 = {op: dts - {"bfloat16"} for op, dts in _VECTOR_DTYPES_2201.items()}
+
+
+@dataclass(frozen=True)
+class SoC:
+    """One Ascend SoC as the simulator and tiling see it.
+
+    Attributes:
+        name: CANN soc_version, e.g. ``"Ascend910B1"``.
+        arch: NPU architecture version (``"2201"`` Atlas A2, ``"2002"`` Atlas 300I / 310P).
+        vector_cores: AIV cores a vector kernel's ``block_dim`` spreads over (on 2002 the AI
+            core does both cube and vector work).
+        ub_bytes: Unified Buffer per core in bytes (``TOTAL_UB_SIZE``); ``TPipe.init_buffer``
+            fails past it.
+        ub_tiling_bytes: UB a tiling may plan for (``TOTAL_VEC_LOCAL_SIZE``): the rest is kept
+            for API temporaries (``TMP_UB``).
+        clock_ghz: AI core clock in GHz.
+        gm_bandwidth_gbps: peak GM (HBM/DDR) bandwidth of the chip in GB/s.
+        data_copy_pad: whether ``DataCopyPad`` exists.
+        vector_dtypes: vector instruction name -> dtype names it accepts.
+        sources: attribute name -> where the number comes from.
+    """
+
+    name: str
+    arch: str
+    vector_cores: int
+    ub_bytes: int
+    ub_tiling_bytes: int
+    clock_ghz: float
+    gm_bandwidth_gbps: float
+    data_copy_pad: bool
+    vector_dtypes: Mapping[str, frozenset] = field(repr=False)
+    sources: Mapping[str, str] = field(repr=False)
+
+    def supports(self, op: str, dtype_name: str) -> bool:
+        """Whether vector instruction ``op`` accepts ``dtype_name`` on this SoC."""
+        return dtype_name in self.vector_dtypes.get(op, ())
+
+
+def _a2(name: str, vector_cores: int, cores_source: str) -> SoC:
+    return SoC(
+        name=name,
+        arch="2201",
+        vector_cores=vector_cores,
+        ub_bytes=192 * 1024,
+        ub_tiling_bytes=184 * 1024,
+        clock_ghz=1.85,
+        gm_bandwidth_gbps=1600.0,
+        data_copy_pad=True,
+        vector_dtypes=MappingProxyType(_VECTOR_DTYPES_2201),
+        sources=MappingProxyType({
+            "arch": "AD-G 架构规格/NPU架构版本2201.md (Atlas A2 = arch 2201)",
+            "vector_cores": cores_source,
+            "ub_bytes": "AD kernel_utils_constants.h, __CCE_AICORE__ == 220: TOTAL_UB_SIZE = 192 KiB",
+            "ub_tiling_bytes": "AD kernel_utils_constants.h, __CCE_AICORE__ == 220: TOTAL_VEC_LOCAL_SIZE = 184 KiB",
+            "clock_ghz": "AD examples 05_best_practices/00_vector_compute/add_high_performance/README.md (~1.85 GHz)",
+            "gm_bandwidth_gbps": "AD matmul best-practice README: A2 HBM about 1.6-1.8 TB/s (low end taken)",
+            "data_copy_pad": "AD-API DataCopyPad（GMToUB非对齐数据搬运）.md: supported on Atlas A2/A3",
+        }),
+    )
+
+
+_A2_48 = "ATC --aicore_num doc quoting platform_config .ini: cube_core_cnt=24, vector_core_cnt=48 (910B1/910B2, 3p per SKU)"
+_A2_40 = "3p, quoting CANN platform_config .ini: 20 AIC / 40 AIV on 910B3/910B4"
+
+SOCS: Mapping[str, SoC] = MappingProxyType({
+    "Ascend910B1": _a2("Ascend910B1", 48, _A2_48),
+    "Ascend910B2": _a2("Ascend910B2", 48, _A2_48),
+    "Ascend910B3": _a2("Ascend910B3", 40, _A2_40),
+    "Ascend910B4": _a2("Ascend910B4", 40, _A2_40),
+    "Ascend310P3": SoC(
+        name="Ascend310P3",
+        arch="2002",
+        vector_cores=8,
+        ub_bytes=256 * 1024,
+        ub_tiling_bytes=248 * 1024,
+        clock_ghz=1.08,
+        gm_bandwidth_gbps=204.8,
+        data_copy_pad=False,
+        vector_dtypes=MappingProxyType(_VECTOR_DTYPES_2002),
+        sources=MappingProxyType({
+            "arch": "AD-G 架构规格 (Atlas inference series = arch 2002)",
+            "vector_cores": "docs/ascendc-model.md: 310P3 has 8 AI cores, cube and vector share a core",
+            "ub_bytes": "AD kernel_utils_constants.h, __CCE_AICORE__ <= 200: TOTAL_UB_SIZE = 256 KiB",
+            "ub_tiling_bytes": "AD kernel_utils_constants.h, __CCE_AICORE__ <= 200: TOTAL_VEC_LOCAL_SIZE = 248 KiB",
+            "clock_ghz": "3p, unconfirmed: commonly quoted 1.08 GHz AI core clock of Ascend 310P",
+            "gm_bandwidth_gbps": "3p: Atlas 300I Pro datasheet, LPDDR4X 204.8 GB/s (Atlas 300I Duo: 408 GB/s for two chips)",
+            "data_copy_pad": "AD-API DataCopyPad.md: not supported on Atlas inference series (310P)",
+        }),
+    ),
+})
+
+DEFAULT_SOC = "Ascend910B1"
+
+
+def get_soc(soc: "str | SoC | None" = None) -> SoC:
+    """Look up a SoC by name (``None`` gives :data:`DEFAULT_SOC`).
+
+    Raises:
+        ValueError: unknown name; the message lists the known SoCs and the closest match.
+    """
+    if isinstance(soc, SoC):
+        return soc
+    name = DEFAULT_SOC if soc is None else soc
+    try:
+        return SOCS[name]
+    except (KeyError, TypeError):
+        close = difflib.get_close_matches(str(name), list(SOCS), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"unknown SoC {name!r}: known SoCs are {', '.join(SOCS)}.{hint}") from None
