@@ -21,8 +21,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from fusekit.asc import dtypes
-
 # msopgen dtype spellings -> fusekit dtype names
 _DTYPES = {
     "fp16": "float16", "float16": "float16", "half": "float16",
@@ -174,6 +172,3 @@ def _attr(a, where: str) -> AttrDesc:
         raise OpDefError(f"{where} ({a['name']}): an optional attr needs a default_value")
     return AttrDesc(a["name"], param_type, typ, a.get("default_value"))
 
-
-def dtype_of(name: str) -> dtypes.DataType:
-    return dtypes.from_name(name)

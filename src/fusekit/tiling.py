@@ -141,13 +141,15 @@ def compute_tiling(total_length: int, dtype, *, num_queues: int = 3, buffer_num:
         last_tail_length=last_block_length % tile_length, buffer_num=buffer_num, ub_bytes=ub)
 
 
-def split_launches(total_length: int, dtype, max_elements: int = MAX_LAUNCH_ELEMENTS) -> list[tuple[int, int]]:
+def split_launches(total_length: int, dtype, max_elements: int | None = None) -> list[tuple[int, int]]:
     """(first element, element count) of each launch needed so that every launch fits 32-bit lengths.
 
-    Each launch but the last covers a whole number of 512-byte blocks, so every launch starts
-    512 B-aligned in GM (AD-G GM地址尽量512B对齐.md).
+    ``max_elements`` defaults to :data:`MAX_LAUNCH_ELEMENTS`. Each launch but the last covers a
+    whole number of 512-byte blocks, so every launch starts 512 B-aligned in GM (AD-G
+    GM地址尽量512B对齐.md).
     """
     size = dtypes.as_dtype(dtype).sizeof()
+    max_elements = MAX_LAUNCH_ELEMENTS if max_elements is None else max_elements
     _check_int("total_length", total_length, 0, None)
     step = max_elements // (512 // size) * (512 // size)
     if step <= 0:

@@ -1,0 +1,133 @@
+"""``fusekit run``: output, exit codes, .npy inputs and outputs, bad input."""
+
+import os
+import subprocess
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from fusekit.cli import main
+
+
+def run_cli(capsys, *argv):
+    code = main(["run", "fused_add_scale", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def fail_cli(capsys, *argv):
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "fused_add_scale", *argv])
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def test_random_run_prints_plan_verification_and_speed(capsys):
+    code, out, _ = run_cli(capsys, "--size", "100003", "--cores", "7")
+    assert code == 0
+    assert "block_dim 7" in out and "tile_length" in out and "tail_length" in out
+    assert "vs hardware PASS  bit-identical" in out and "vs exact" in out
+    assert "M elements/s" in out and out.rstrip().endswith("PASS")
+
+
+@pytest.mark.parametrize("dtype, precision, model", [("float32", "native", "hardware"), ("float16", "fp32", "fp32"),
+                                                     ("bfloat16", None, "fp32")])
+def test_dtypes_and_precisions(capsys, dtype, precision, model):
+    argv = ["--size", "4099", "--dtype", dtype] + (["--precision", precision] if precision else [])
+    code, out, _ = run_cli(capsys, *argv)
+    assert code == 0 and f"vs {model}" in out
+
+
+def test_verification_failure_exits_1_with_a_hint(capsys):
+    code, out, _ = run_cli(capsys, "--size", "100000", "--scale", "3.14159")
+    assert code == 1 and "vs exact    FAIL" in out and "--precision fp32" in out and out.rstrip().endswith("FAIL")
+    code, _, _ = run_cli(capsys, "--size", "100000", "--scale", "3.14159", "--precision", "fp32")
+    assert code == 0
+
+
+def real_data():
+    """A 2-D field (an image-like smooth surface plus sharp edges) and a residual branch with outliers, as a
+    migrated model's hidden states and residuals would be, saved the way users save arrays."""
+    yy, xx = np.meshgrid(np.linspace(-3, 3, 97), np.linspace(-2, 2, 131), indexing="ij")
+    hidden = np.sin(xx * yy) * 4 + (xx > 0.5) * 10.0
+    residual = np.cos(3 * xx) * np.exp(-yy**2)
+    residual[::17, ::13] = 250.0  # activation outliers
+    return hidden, residual
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "bfloat16"])
+def test_npy_inputs_and_atomic_output(tmp_path, capsys, dtype):
+    hidden, residual = (a.astype(np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else dtype) for a in real_data())
+    np.save(tmp_path / "x1.npy", hidden)
+    np.save(tmp_path / "x2.npy", np.asfortranarray(residual))
+    out_path = tmp_path / "y.npy"
+    code, out, _ = run_cli(capsys, "--x1", str(tmp_path / "x1.npy"), "--x2", str(tmp_path / "x2.npy"),
+                           "--scale", "0.5", "-o", str(out_path))
+    assert code == 0, out
+    y = np.load(out_path)
+    if dtype == "bfloat16":
+        y = y.view(ml_dtypes.bfloat16)
+    assert y.shape == (97, 131) and y.dtype == hidden.dtype
+    expected = ((hidden.astype(np.float64) + residual.astype(np.float64)) * 0.5).astype(hidden.dtype)
+    np.testing.assert_allclose(y.astype(np.float64), expected.astype(np.float64), rtol=1e-2, atol=1e-2)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left behind
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--size", "-1"], "must be >= 0"),
+    (["--size", "ten"], "expected a whole number"),
+    (["--cores", "0"], "must be >= 1"),
+    (["--soc", "Ascend910C"], "invalid choice"),
+    (["--dtype", "int8"], "invalid choice"),
+    (["--precision", "fp64"], "invalid choice"),
+])
+def test_argparse_errors_exit_2(capsys, argv, match):
+    code, _, err = fail_cli(capsys, *argv)
+    assert code == 2 and match in err
+
+
+def test_bad_files_exit_2_with_one_line(tmp_path, capsys):
+    good = tmp_path / "good.npy"
+    np.save(good, np.ones(10, np.float16))
+    np.save(tmp_path / "other_shape.npy", np.ones(11, np.float16))
+    np.save(tmp_path / "f64.npy", np.ones(10))
+    np.savez(tmp_path / "arch.npz", a=np.ones(10))
+    (tmp_path / "text.npy").write_text("not numpy")
+    np.save(tmp_path / "objects.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    cases = [
+        (["--x1", str(good)], "--x1 and --x2 go together"),
+        (["--x1", str(good), "--x2", str(good), "--size", "3"], "either --size"),
+        (["--x1", str(good), "--x2", str(tmp_path / "missing.npy")], "no such file"),
+        (["--x1", str(good), "--x2", str(tmp_path / "text.npy")], "is not a readable .npy file"),
+        (["--x1", str(good), "--x2", str(tmp_path / "objects.npy")], "is not a readable .npy file"),
+        (["--x1", str(good), "--x2", str(tmp_path / "arch.npz")], ".npz archive"),
+        (["--x1", str(good), "--x2", str(tmp_path / "other_shape.npy")], "x1 has shape (10,) but x2 has shape (11,)"),
+        (["--x1", str(tmp_path / "f64.npy"), "--x2", str(tmp_path / "f64.npy")], "got float64"),
+        (["--x1", str(good), "--x2", str(good), "--dtype", "float32"], "holds float16 but --dtype is float32"),
+        (["--size", "10", "-o", str(tmp_path / "no_dir" / "y.npy")], "does not exist"),
+        (["--size", "10", "-o", str(tmp_path)], "is a directory"),
+    ]
+    for argv, match in cases:
+        code, out, err = fail_cli(capsys, *argv)
+        assert code == 2, (argv, err)
+        assert match in err and err.count("\n") == 1 and "Traceback" not in err, (argv, err)
+
+
+def test_existing_output_is_kept_when_the_run_fails(tmp_path, capsys):
+    target = tmp_path / "y.npy"
+    target.write_bytes(b"previous result")
+    code, _, _ = fail_cli(capsys, "--x1", str(tmp_path / "nope.npy"), "--x2", str(tmp_path / "nope.npy"), "-o",
+                          str(target))
+    assert code == 2 and target.read_bytes() == b"previous result"
+
+
+def test_entry_point_exit_codes_and_no_traceback(tmp_path):
+    env = dict(os.environ, PYTHONWARNINGS="error")
+    ok = subprocess.run([sys.executable, "-m", "fusekit.cli", "run", "fused_add_scale", "--size", "1000"],
+                        capture_output=True, text=True, env=env)
+    assert ok.returncode == 0 and ok.stdout.rstrip().endswith("PASS"), ok.stderr
+    bad = subprocess.run([sys.executable, "-m", "fusekit.cli", "run", "fused_add_scale", "--x1", "missing.npy",
+                          "--x2", "missing.npy"], capture_output=True, text=True, cwd=tmp_path)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "no such file" in bad.stderr
