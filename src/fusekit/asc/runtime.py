@@ -221,8 +221,7 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
     trace = Trace(kernel.fn.__name__, spec.name, int(core_num), spec.ub_bytes,
                   gm={name: GmBuffer(name, a.dtype.name, a.data.size) for name, a in gm.items()})
     started = time.perf_counter()
-    cores = [Core(i, int(core_num), spec, strict) for i in range(int(core_num))]
-    _Scheduler(cores, lambda: kernel.fn(**bound)).run()
+    cores = _run_cores(kernel, int(core_num), lambda i: Core(i, int(core_num), spec, strict), bound, gm.values())
     trace.cores = [core.instrs for core in cores]
     _copy_back(gm.values(), trace)
     return LaunchResult(trace, time.perf_counter() - started)
@@ -262,6 +261,61 @@ def _copy_back(buffers, trace: Trace) -> None:
             gm.source[...] = gm.data.view(gm.source.dtype).reshape(gm.source.shape)
 
 
+def _run_cores(kernel: KernelFunction, block_dim: int, make_core: Callable[[int], Core], bound: dict,
+               buffers) -> list[Core]:
+    """Run every core; plainly one after another unless the kernel synchronises cores."""
+    body = lambda: kernel.fn(**bound)  # noqa: E731
+    if not _calls_sync_all(kernel.fn):
+        try:
+            return _run_sequentially(block_dim, make_core, body)
+        except _NeedsScheduler:  # sync_all reached through a call we could not see: start over
+            for gm in buffers:
+                gm.data[:] = np.ascontiguousarray(gm.source).reshape(-1).view(np.uint8)
+    return _Scheduler(block_dim, make_core, body).run()
+
+
+def _run_sequentially(block_dim: int, make_core: Callable[[int], Core], body: Callable[[], None]) -> list[Core]:
+    global _current
+    cores = []
+    try:
+        for i in range(block_dim):
+            core = make_core(i)
+            core.sync_all_hook = _needs_scheduler
+            cores.append(core)
+            _current = core
+            body()
+            _check_queues_released(core)
+            core.ub = None  # the UB of a finished core is not needed any more
+    finally:
+        _current = None
+    return cores
+
+
+class _NeedsScheduler(BaseException):
+    """sync_all was reached in a sequential run."""
+
+
+def _needs_scheduler() -> None:
+    raise _NeedsScheduler
+
+
+def _calls_sync_all(fn: Callable, seen: set | None = None) -> bool:
+    """Whether ``fn`` or a jit helper it names refers to ``sync_all`` (decides how cores are run)."""
+    seen = set() if seen is None else seen
+    code = getattr(fn, "__code__", None)
+    if code is None or code in seen:
+        return False
+    seen.add(code)
+    names = set(code.co_names)
+    for const in code.co_consts:  # nested code (comprehensions, lambdas)
+        if inspect.iscode(const):
+            names |= set(const.co_names)
+    if "sync_all" in names:
+        return True
+    return any(_calls_sync_all(helper.fn, seen) for name in names
+               if isinstance(helper := fn.__globals__.get(name), KernelFunction))
+
+
 class _Aborted(BaseException):
     """Raised inside waiting core threads when another core failed."""
 
@@ -269,23 +323,25 @@ class _Aborted(BaseException):
 class _Scheduler:
     """Runs cores one at a time in block order; ``sync_all`` passes the turn to the next core.
 
-    Each core runs in its own thread so that it can stop at ``sync_all`` and resume; only the
-    thread holding the turn runs, so the module-level current core is always the right one.
+    A core runs in a thread of its own so that it can stop in ``sync_all`` and resume later. Only
+    the thread holding the turn runs, so the module-level current core is always the right one.
+    Threads (and each core's UB) are created when a core first gets the turn, so a launch without
+    ``sync_all`` has one core alive at a time, whatever its block_dim.
     """
 
-    def __init__(self, cores: list[Core], body: Callable[[], None]):
-        self.cores, self.body = cores, body
-        self.state = ["ready"] * len(cores)  # ready | barrier | done
+    def __init__(self, block_dim: int, make_core: Callable[[int], Core], body: Callable[[], None]):
+        self.make_core, self.body = make_core, body
+        self.cores: list[Core | None] = [None] * block_dim
+        self.state = ["new"] * block_dim  # new | ready | barrier | done
         self.turn = 0
         self.error: BaseException | None = None
         self.cond = threading.Condition()
 
-    def run(self) -> None:
+    def run(self) -> list[Core]:
         global _current
-        threads = [threading.Thread(target=self._core_main, args=(i,), daemon=True) for i in range(len(self.cores))]
-        for t in threads:
-            t.start()
+        threads = []
         with self.cond:
+            self._start(0, threads)
             while not (self.error or all(s == "done" for s in self.state)):
                 self.cond.wait(0.1)
         for t in threads:
@@ -293,16 +349,25 @@ class _Scheduler:
         _current = None
         if self.error is not None:
             raise self.error
+        return self.cores
 
-    def _core_main(self, i: int) -> None:
+    def _start(self, i: int, threads: list) -> None:
+        self.state[i] = "ready"
+        thread = threading.Thread(target=self._core_main, args=(i, threads), daemon=True)
+        threads.append(thread)
+        thread.start()
+
+    def _core_main(self, i: int, threads: list) -> None:
         global _current
         try:
             self._wait_turn(i)
-            _current = self.cores[i]
-            _current.sync_all_hook = lambda: self._arrive(i)
+            core = self.cores[i] = self.make_core(i)
+            core.sync_all_hook = lambda: self._arrive(i, threads)
+            _current = core
             self.body()
-            _check_queues_released(self.cores[i])
-            self._pass(i, "done")
+            _check_queues_released(core)
+            core.ub = None  # the UB of a finished core is not needed any more
+            self._pass(i, "done", threads)
         except _Aborted:
             pass
         except BaseException as exc:  # noqa: BLE001 - re-raised in the launching thread
@@ -316,20 +381,23 @@ class _Scheduler:
             if self.error is not None:
                 raise _Aborted
 
-    def _arrive(self, i: int) -> None:
+    def _arrive(self, i: int, threads: list) -> None:
         """Core i reached sync_all: let the others run, resume when all have arrived."""
         global _current
-        self._pass(i, "barrier")
+        self._pass(i, "barrier", threads)
         self._wait_turn(i)
         _current = self.cores[i]
 
-    def _pass(self, i: int, new_state: str) -> None:
+    def _pass(self, i: int, new_state: str, threads: list) -> None:
         with self.cond:
             self.state[i] = new_state
-            ready = [j for j, s in enumerate(self.state) if s == "ready"]
+            self.turn = -1
             waiting = [j for j, s in enumerate(self.state) if s == "barrier"]
-            if ready:
-                self.turn = ready[0]
+            ready = next((j for j, s in enumerate(self.state) if s in ("ready", "new")), None)
+            if ready is not None:
+                self.turn = ready
+                if self.state[ready] == "new":
+                    self._start(ready, threads)
             elif waiting and len(waiting) < len(self.state):
                 done = [j for j, s in enumerate(self.state) if s == "done"]
                 self.error = KernelError("sync_all", f"deadlock: aiv({', '.join(map(str, waiting))}) wait in sync_all "
@@ -339,8 +407,6 @@ class _Scheduler:
                 for j in waiting:
                     self.state[j] = "ready"
                 self.turn = waiting[0]
-            else:
-                self.turn = -1
             self.cond.notify_all()
 
 
