@@ -78,14 +78,51 @@ def test_npy_inputs_and_atomic_output(tmp_path, capsys, dtype):
 @pytest.mark.parametrize("argv, match", [
     (["--size", "-1"], "must be >= 0"),
     (["--size", "ten"], "expected a whole number"),
-    (["--cores", "0"], "must be >= 1"),
+    (["--cores", "0"], "must be in [1, 65535], got 0"),
+    (["--cores", "65536"], "must be in [1, 65535]"),
+    (["--buffer-num", "9"], "must be in [1, 8]"),
+    (["--seed", "-1"], "must be >= 0"),
     (["--soc", "Ascend910C"], "invalid choice"),
     (["--dtype", "int8"], "invalid choice"),
     (["--precision", "fp64"], "invalid choice"),
 ])
 def test_argparse_errors_exit_2(capsys, argv, match):
     code, _, err = fail_cli(capsys, *argv)
-    assert code == 2 and match in err
+    assert code == 2 and match in err and err.count("\n") == 1
+
+
+def test_negative_scale_and_version(capsys):
+    code, out, _ = run_cli(capsys, "--size", "64", "--scale", "-2.5")
+    assert code == 0 and "scale = -2.5" in out
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.startswith("fusekit ")
+
+
+def test_big_endian_file_is_read_as_its_values(tmp_path, capsys):
+    np.save(tmp_path / "be.npy", np.linspace(-4, 4, 301).astype(">f2"))
+    np.save(tmp_path / "le.npy", np.linspace(1, 2, 301).astype("<f2"))
+    code, out, _ = run_cli(capsys, "--x1", str(tmp_path / "be.npy"), "--x2", str(tmp_path / "le.npy"),
+                           "-o", str(tmp_path / "y.npy"))
+    assert code == 0, out
+    expected = (np.linspace(-4, 4, 301).astype(np.float16) + np.linspace(1, 2, 301).astype(np.float16)) * np.float16(1.5)
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), expected)
+
+
+def test_output_keeps_the_replaced_files_mode_and_follows_symlinks(tmp_path, capsys):
+    target = tmp_path / "real.npy"
+    np.save(target, np.zeros(1))
+    target.chmod(0o640)
+    link = tmp_path / "link.npy"
+    link.symlink_to(target)
+    code, _, _ = run_cli(capsys, "--size", "64", "-o", str(link))
+    assert code == 0 and link.is_symlink() and np.load(target).shape == (64,)
+    assert target.stat().st_mode & 0o777 == 0o640
+    fresh = tmp_path / "fresh.npy"
+    run_cli(capsys, "--size", "64", "-o", str(fresh))
+    mask = os.umask(0)
+    os.umask(mask)
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~mask
 
 
 def test_bad_files_exit_2_with_one_line(tmp_path, capsys):

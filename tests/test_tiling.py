@@ -26,24 +26,23 @@ def test_plan_properties(n, dtype, buffer_num, num_queues, scratch, soc, cores):
     assert 1 <= plan.block_dim <= (cores or spec.vector_cores)
     # every element covered exactly once, in order: consecutive core ranges, consecutive tiles
     position = 0
-    blocks_seen = set()
+    previous_last_block = -1
     for core in range(plan.block_dim):
         start, length = plan.core_range(core)
         assert start == position and length > 0
         assert start * size % 32 == 0, "each core starts on a 32-byte GM boundary"
-        blocks = set(range(start * size // 32, -(-(start + length) * size // 32)))
-        assert not blocks & blocks_seen, "two cores touch the same 32-byte GM block"
-        blocks_seen |= blocks
-        tile_pos = start
-        tiles = plan.tiles(core)
-        for first, count in tiles:
-            assert first == tile_pos and 0 < count <= plan.tile_length
-            tile_pos += count
-        assert tile_pos == start + length
-        if core == plan.block_dim - 1:
-            assert (plan.last_tile_num, plan.last_tail_length) == divmod(length, plan.tile_length)
-        else:
-            assert (plan.tile_num, plan.tail_length) == divmod(length, plan.tile_length)
+        first_block, last_block = start * size // 32, ((start + length) * size - 1) // 32
+        assert first_block > previous_last_block, "two cores touch the same 32-byte GM block"
+        previous_last_block = last_block
+        full, tail = (plan.last_tile_num, plan.last_tail_length) if core == plan.block_dim - 1 else \
+            (plan.tile_num, plan.tail_length)
+        assert full * plan.tile_length + tail == length and 0 <= tail < plan.tile_length
+        if length // plan.tile_length < 64:  # walk the tiles themselves when there are few
+            tile_pos = start
+            for first, count in plan.tiles(core):
+                assert first == tile_pos and 0 < count <= plan.tile_length
+                tile_pos += count
+            assert tile_pos == start + length
         position += length
     assert position == n
     # UB never exceeded: the whole footprint fits the tiling budget and the hardware UB

@@ -8,6 +8,7 @@ Exit status: 0 pass, 1 verification (or kernel) failure, 2 bad input.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import os
 import sys
 import tempfile
@@ -31,54 +32,81 @@ class UsageError(Exception):
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_negative_values(sys.argv[1:] if argv is None else list(argv)))
     try:
         return args.func(args)
     except UsageError as exc:
         parser.exit(2, f"fusekit: error: {exc}\n")
+    except MemoryError:
+        parser.exit(2, "fusekit: error: not enough memory for this input; try a smaller --size or smaller files\n")
     except KernelError as exc:
         parser.exit(1, f"fusekit: kernel error: {exc}\n")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: the problem and where to read more."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _negative_values(argv: list[str]) -> list[str]:
+    """Let ``--scale -inf`` and ``--scale -1e3`` through: argparse would take them for options."""
+    out = []
+    for token in argv:
+        if out and out[-1] == "--scale" and token.startswith("-"):
+            out[-1] = f"--scale={token}"
+        else:
+            out.append(token)
+    return out
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fusekit", description="Fused Ascend C operators on a simulated NPU.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="fusekit", description="Fused Ascend C operators on a simulated NPU.")
+    parser.add_argument("--version", action="version", version=f"fusekit {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = sub.add_parser("run", help="run an operator on the simulator and verify it",
                          description="Run an operator on the simulated NPU and verify it against its references.")
     run.add_argument("op", choices=["fused_add_scale"], help="operator to run")
     src = run.add_argument_group("input (random data of --size, or two .npy files)")
-    src.add_argument("--size", type=_non_negative, help="elements of random input (default 1000000)")
+    src.add_argument("--size", type=_bounded(0, None), help="elements of random input (default 1000000)")
     src.add_argument("--x1", type=Path, help=".npy file with x1")
     src.add_argument("--x2", type=Path, help=".npy file with x2 (same shape and dtype as x1)")
     run.add_argument("--dtype", choices=list(DTYPES), help="dtype of random input (default float16); with .npy "
                                                             "files it must match the files")
     run.add_argument("--scale", type=float, default=1.5, help="the scale attribute (default 1.5)")
     run.add_argument("--soc", choices=list(SOCS), default=None, help="SoC to simulate (default Ascend910B1)")
-    run.add_argument("--cores", type=_positive, default=None, help="most AIV cores to use (default: all)")
-    run.add_argument("--buffer-num", type=_positive, default=2, help="BUFFER_NUM, buffers per queue (default 2)")
+    run.add_argument("--cores", type=_bounded(1, 65535), default=None,
+                     help="most AIV cores (block_dim) to use, 1 to 65535 (default: all of the SoC's)")
+    run.add_argument("--buffer-num", type=_bounded(1, 8), default=2,
+                     help="BUFFER_NUM, buffers per queue, 1 to 8 (default 2: double buffering)")
     run.add_argument("--precision", choices=list(fas.PRECISIONS), default=None,
                      help="native: compute in the dtype; fp32: cast to float32 in UB (default: native, fp32 for bfloat16)")
-    run.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
+    run.add_argument("--seed", type=_bounded(0, None), default=0, help="seed of the random input (default 0)")
     run.add_argument("-o", "--output", type=Path, help="write y to this .npy file (atomically)")
     run.set_defaults(func=_run)
     return parser
 
 
-def _non_negative(text: str) -> int:
+def _bounded(lo: int, hi: int | None):
+    """An argparse type: a whole number in [lo, hi]."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < lo or (hi is not None and value > hi):
+            raise argparse.ArgumentTypeError(f"must be >= {lo}, got {value}" if hi is None else
+                                             f"must be in [{lo}, {hi}], got {value}")
+        return value
+    return parse
+
+
+def _version() -> str:
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = _non_negative(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("must be >= 1")
-    return value
+        return importlib.metadata.version("fusekit")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -97,7 +125,7 @@ def _run(args: argparse.Namespace) -> int:
     soc = result.soc
     print(f"SoC {soc.name}: {soc.vector_cores} AIV cores, UB {soc.ub_bytes} B; precision {result.precision}; "
           f"BUFFER_NUM {args.buffer_num}")
-    _print_tiling(result.tilings)
+    _print_tiling(result.tilings, soc)
 
     print("verification")
     model = fas.model_of(result.precision)
@@ -113,8 +141,8 @@ def _run(args: argparse.Namespace) -> int:
               "--precision fp32 computes in float32 and rounds once")
 
     instructions = sum(len(launch.trace) for launch in result.launches)
-    rate = n / result.wall_s / 1e6 if result.wall_s > 0 and n else 0.0
-    print(f"time: wall {result.wall_s:.3f} s, {instructions:,} instructions simulated, {rate:.1f} M elements/s")
+    rate = n / result.wall_s / 1e6 if result.wall_s > 0 else 0.0
+    print(f"time: wall {result.wall_s:.3g} s, {instructions:,} instructions simulated, {rate:.3g} M elements/s")
     if args.output is not None:
         _save_atomic(args.output, result.y)
         print(f"wrote y to {args.output}")
@@ -122,7 +150,7 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def _print_tiling(plans: list[tiling.TilingData]) -> None:
+def _print_tiling(plans: list[tiling.TilingData], soc) -> None:
     for i, plan in enumerate(plans):
         title = "tiling" if len(plans) == 1 else f"tiling, launch {i + 1} of {len(plans)}"
         if plan.block_dim == 0:
@@ -130,6 +158,9 @@ def _print_tiling(plans: list[tiling.TilingData]) -> None:
             continue
         print(f"{title}: total_length {plan.total_length}  block_dim {plan.block_dim}  block_length "
               f"{plan.block_length}  tile_length {plan.tile_length}  BUFFER_NUM {plan.buffer_num}  UB {plan.ub_bytes} B")
+        if plan.block_dim > soc.vector_cores:
+            print(f"  note: block_dim {plan.block_dim} exceeds the {soc.vector_cores} AIV cores of {soc.name}; the NPU "
+                  "runs the blocks in waves")
         if plan.block_dim > 1:
             print(f"  cores 0..{plan.block_dim - 2}: tile_num {plan.tile_num}, tail_length {plan.tail_length}")
         print(f"  core {plan.block_dim - 1} (last): block_length {plan.last_block_length}, tile_num "
@@ -148,7 +179,10 @@ def _inputs(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str]:
     n = 1_000_000 if args.size is None else args.size
     dtype = DTYPES[args.dtype or "float16"]
     rng = np.random.default_rng(args.seed)
-    x1, x2 = (rng.standard_normal(n, dtype=np.float32).astype(dtype) for _ in range(2))
+    try:
+        x1, x2 = (rng.standard_normal(n, dtype=np.float32).astype(dtype) for _ in range(2))
+    except (MemoryError, ValueError):
+        raise UsageError(f"--size {n} does not fit in memory ({n * 4 / 2**30:.1f} GiB per random input)") from None
     return x1, x2, f"random, seed {args.seed}"
 
 
@@ -157,12 +191,20 @@ def _load(path: Path, dtype_name: str | None) -> np.ndarray:
         data = np.load(path, allow_pickle=False)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
+    except PermissionError:
+        raise UsageError(f"{path}: permission denied") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a directory; pass a .npy file") from None
+    except MemoryError:
+        raise UsageError(f"{path}: its array does not fit in memory") from None
     except (OSError, ValueError, EOFError) as exc:
         raise UsageError(f"{path} is not a readable .npy file ({exc}); save arrays with numpy.save") from None
     if not isinstance(data, np.ndarray):
         raise UsageError(f"{path} is an .npz archive; save a single array with numpy.save")
     if data.dtype == np.dtype("V2"):  # numpy stores ml_dtypes.bfloat16 as 2-byte void
         data = data.view(ml_dtypes.bfloat16)
+    elif data.dtype.byteorder not in "=|":  # e.g. '>f2' from a big-endian writer: same values, native bytes
+        data = data.astype(data.dtype.newbyteorder("="))
     if dtype_name is not None and data.dtype != DTYPES[dtype_name]:
         raise UsageError(f"{path} holds {data.dtype} but --dtype is {dtype_name}; convert the file or drop --dtype")
     return data
@@ -179,15 +221,27 @@ def _check_writable(path: Path) -> None:
 
 
 def _save_atomic(path: Path, array: np.ndarray) -> None:
-    """Write to a temporary file beside ``path`` then rename it over, so readers never see half a file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.", suffix=".tmp")
+    """Write beside the target then rename over it, so readers never see half a file; a symlink is
+    followed, and the file gets the mode a plain create would give (or the mode of the file it replaces)."""
+    target = Path(os.path.realpath(path))
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             np.save(f, array)
-        os.replace(tmp, path)
+        os.chmod(tmp, target.stat().st_mode & 0o7777 if target.exists() else 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except OSError as exc:
+        os.unlink(tmp)
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 if __name__ == "__main__":

@@ -46,15 +46,16 @@ class Model:
 
     def scalar(self, value: float, dtype: np.dtype):
         """A kernel scalar argument in this model: float32 first if the kernel received it as float32."""
-        s = np.float32(value) if self.float32_scalars else np.float64(value)
-        return np.array(s).astype(self.compute or dtype)[()]
+        with np.errstate(over="ignore"):  # a scale beyond the dtype's range becomes inf, as the cast does
+            s = np.float32(value) if self.float32_scalars else np.float64(value)
+            return np.array(s).astype(self.compute or dtype)[()]
 
     def result(self, x: np.ndarray, dtype: np.dtype) -> np.ndarray:
         """Round once to ``dtype``. float64 -> bfloat16 goes through float32 rounded to odd, which
         keeps the double rounding exact (float32 has >= p + 2 bits for bfloat16's p = 8)."""
-        if x.dtype == np.float64 and dtypes.from_numpy(dtype).name == "bfloat16":
-            x = convert(x, dtypes.float32, RoundMode.CAST_ODD)
         with np.errstate(over="ignore"):  # overflow to inf is the rounding the model asks for
+            if x.dtype == np.float64 and dtypes.from_numpy(dtype).name == "bfloat16":
+                x = convert(x, dtypes.float32, RoundMode.CAST_ODD)
             return x.astype(dtype)
 
 
@@ -120,25 +121,48 @@ def compare(actual: np.ndarray, expected: np.ndarray, *, reference: str = "refer
             loss: float | None = None) -> Comparison:
     """Compare ``actual`` with ``expected`` (same shape and dtype) under the samples' criterion.
 
+    Works through the arrays in chunks of ``CHUNK`` elements, so memory stays bounded for large outputs.
+
     Raises:
         ValueError: shapes or dtypes differ.
     """
     if actual.shape != expected.shape or actual.dtype != expected.dtype:
         raise ValueError(f"cannot compare {actual.dtype}{list(actual.shape)} with {expected.dtype}{list(expected.shape)}")
     loss = tolerance(actual.dtype) if loss is None else loss
-    a = actual.astype(np.float64).reshape(-1)
-    e = expected.astype(np.float64).reshape(-1)
-    n = a.size
-    bit_identical = bool(np.array_equal(actual.reshape(-1).view(np.uint8), expected.reshape(-1).view(np.uint8))
-                         or np.array_equal(a, e, equal_nan=True) and np.array_equal(np.signbit(a), np.signbit(e)))
+    flat_a, flat_e = actual.reshape(-1), expected.reshape(-1)
+    n = flat_a.size
+    max_abs = max_rel = 0.0
+    mismatches, first, identical = 0, None, True
+    for lo in range(0, n, CHUNK):
+        a, e = flat_a[lo:lo + CHUNK], flat_e[lo:lo + CHUNK]
+        identical = identical and _bit_identical(a, e)
+        err, rel = _errors(a.astype(np.float64), e.astype(np.float64))
+        bad = (err > loss) & (rel > loss)
+        count = int(bad.sum())
+        if count and first is None:
+            first = lo + int(np.argmax(bad))
+        mismatches += count
+        max_abs, max_rel = max(max_abs, float(err.max(initial=0.0))), max(max_rel, float(rel.max(initial=0.0)))
+    index = None if first is None else tuple(int(i) for i in np.unravel_index(first, actual.shape))
+    return Comparison(reference, n, max_abs, max_rel, mismatches, math.floor(loss * n), index, identical, loss)
+
+
+CHUNK = 1 << 22
+
+
+def _bit_identical(a: np.ndarray, e: np.ndarray) -> bool:
+    if np.array_equal(a.view(np.uint8), e.view(np.uint8)):
+        return True
+    wa, we = a.astype(np.float64), e.astype(np.float64)  # NaNs with other payloads still count as equal
+    return bool(np.array_equal(wa, we, equal_nan=True) and np.array_equal(np.signbit(wa), np.signbit(we)))
+
+
+def _errors(a: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Absolute and relative error per element; equal values (NaN with NaN, inf with inf) have none."""
     with np.errstate(all="ignore"):
         same = (a == e) | (np.isnan(a) & np.isnan(e))
         err = np.where(same, 0.0, np.abs(a - e))
         err = np.where(np.isnan(err), np.inf, err)
-        rel = err / (np.maximum(np.abs(a), np.abs(e)) + _MINIMUM)
+        rel = np.where(same, 0.0, err / (np.maximum(np.abs(a), np.abs(e)) + _MINIMUM))
         rel = np.where(np.isnan(rel), np.inf, rel)
-    bad = (err > loss) & (rel > loss)
-    mismatches = int(bad.sum())
-    first = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), actual.shape)) if mismatches else None
-    return Comparison(reference, n, float(err.max(initial=0.0)), float(rel.max(initial=0.0)), mismatches,
-                      math.floor(loss * n), first, bit_identical, loss)
+    return err, rel

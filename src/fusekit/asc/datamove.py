@@ -67,10 +67,12 @@ def data_copy(dst, src, count: int) -> None:
     if count * size % BLOCK:
         aligned = count * size // BLOCK * BLOCK // size
         if core.strict:
+            gm = src if isinstance(src, GlobalTensor) else dst
             raise core.error(op, f"count * sizeof({dst.dtype.name}) = {count} * {size} = {count * size} B is not a "
-                                 f"multiple of 32 B. The NPU would silently round it down to {aligned} elements and "
-                                 f"leave the rest uncopied; copy an unaligned tail with data_copy_pad, or launch with "
-                                 f"strict=False to reproduce the round-down")
+                                 f"multiple of 32 B ({src.name} -> {dst.name}). The NPU would silently round it down to "
+                                 f"{aligned} elements and leave the rest uncopied; copy an unaligned tail with "
+                                 f"data_copy_pad, or launch with strict=False to reproduce the round-down",
+                             **gm.describe(count))
         count = aligned
     for t in (dst, src):
         if isinstance(t, LocalTensor):
@@ -108,6 +110,10 @@ def data_copy_pad(dst, src, copy_params: DataCopyExtParams, pad_params: DataCopy
                              f"sizeof({dst.dtype.name}) = {size} (block_len is in BYTES, not elements)")
     if min(p.src_stride, p.dst_stride) < 0:
         raise core.error(op, "strides must be >= 0")
+    gm_stride = p.src_stride if pipe is Pipe.MTE2 else p.dst_stride
+    if gm_stride % size:
+        raise core.error(op, f"the GM stride of {gm_stride} bytes puts blocks at GM addresses not aligned to "
+                             f"sizeof({dst.dtype.name}) = {size}: GM addresses must be element-aligned")
     if p.block_count == 0 or p.block_len == 0:
         core.record(op, pipe, dtype=dst.dtype.name)
         return
@@ -183,8 +189,8 @@ def _direction(core, op: str, dst, src) -> Pipe:
 
 def _same_dtype(core, op: str, dst, src) -> None:
     if dst.dtype is not src.dtype:
-        raise core.error(op, f"dtype mismatch: dst is {dst.dtype.name}, src is {src.dtype.name}; copies move bytes of one "
-                             "type, convert with asc.cast in UB")
+        raise core.error(op, f"dtype mismatch: dst {dst.name} is {dst.dtype.name}, src {src.name} is {src.dtype.name}; "
+                             "copies move bytes of one type, convert with asc.cast in UB", tensor=dst.name)
 
 
 def _count(core, op: str, count) -> int:

@@ -59,12 +59,12 @@ def from_name(name: str) -> DataType:
 
 
 def from_numpy(np_dtype) -> DataType:
-    """The DataType of a numpy dtype.
+    """The DataType of a numpy dtype (either byte order).
 
     Raises:
         TypeError: the dtype has no Ascend C counterpart (float64, complex, bool, object, ...).
     """
-    dt = _BY_NP.get(np.dtype(np_dtype))
+    dt = _BY_NP.get(np.dtype(np_dtype).newbyteorder("="))
     if dt is None:
         names = ", ".join(_BY_NAME)
         raise TypeError(f"numpy dtype {np.dtype(np_dtype)} has no Ascend C counterpart; use one of: {names}")
@@ -94,7 +94,8 @@ def to_scalar(value, dtype: DataType) -> np.generic:
     truncates toward zero.
     """
     if dtype.is_float:
-        return np.array(value, dtype=np.float64).astype(dtype.np)[()]
+        with np.errstate(over="ignore"):  # out of range becomes inf, as static_cast does
+            return np.array(value, dtype=np.float64).astype(dtype.np)[()]
     if isinstance(value, (float, np.floating)):
         value = int(value)
     bits = dtype.np.itemsize * 8

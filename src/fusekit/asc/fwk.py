@@ -15,7 +15,7 @@ import enum
 from collections import deque as _fifo
 
 from . import dtypes
-from .runtime import kernel_frame, current
+from .runtime import KernelError, current, kernel_frame
 from .tensor import LocalTensor
 from .trace import Pipe, Sync, SyncKind
 
@@ -116,10 +116,14 @@ class TPipe:
 class _Slot:
     """One buffer of a queue and where it is in its life: free, allocated, enqueued, dequeued."""
 
-    __slots__ = ("queue", "index", "addr", "state", "where")
+    __slots__ = ("queue", "index", "addr", "state", "file", "line")
 
     def __init__(self, queue: "TQue", index: int, addr: int):
-        self.queue, self.index, self.addr, self.state, self.where = queue, index, addr, "free", ""
+        self.queue, self.index, self.addr, self.state, self.file, self.line = queue, index, addr, "free", "", 0
+
+    @property
+    def where(self) -> str:
+        return f"{self.file.rsplit('/', 1)[-1]}:{self.line}"
 
 
 class TQue:
@@ -152,7 +156,7 @@ class TQue:
         if not self.free:
             held = ", ".join(f"[{s.index}] {s.state} at {s.where}" for s in self.slots)
             raise core.error(op, f"{self.name}: all {len(self.slots)} buffers are in use ({held}); on the NPU this "
-                                 "alloc waits forever. free_tensor each buffer after its last use")
+                                 "alloc waits forever. free_tensor each buffer after its last use", tensor=self.name)
         slot = self.free.popleft()
         self._move(core, slot, "allocated")
         core.record(op, self.producer, sync=Sync(SyncKind.WAIT, self.consumer, self.producer, ("free", self.qid, slot.index)))
@@ -177,7 +181,7 @@ class TQue:
         core, op = self._ready("deque")
         if not self.queued:
             raise core.error(op, f"{self.name} is empty: nothing was enqueued (deadlock: on the NPU this deque waits "
-                                 "forever). Every deque needs an earlier enque")
+                                 "forever). Every deque needs an earlier enque", tensor=self.name)
         slot = self.queued.popleft()
         self._move(core, slot, "dequeued")
         core.record(op, self.consumer, sync=Sync(SyncKind.WAIT, self.producer, self.consumer, ("data", self.qid, slot.index)))
@@ -201,14 +205,17 @@ class TQue:
         held = [s for s in self.slots if s.state != "free"]
         if held:
             s = held[0]
-            raise self.core.error("kernel end", f"{self.name}[{s.index}] is still {s.state} (last at {s.where}): "
-                                                "every alloc_tensor needs a free_tensor", tensor=f"{self.name}[{s.index}]")
+            raise KernelError("kernel end", f"{self.name}[{s.index}] is still {s.state} (it was {s.state} here and never "
+                                            "freed): every alloc_tensor needs a free_tensor", core=self.core.idx,
+                              file=s.file, line=s.line, tensor=f"{self.name}[{s.index}]")
 
     # -- helpers --
     def _ready(self, op: str):
         core = current(op)
         if self.pipe is None:
-            raise core.error(op, f"{self.name} has no buffers: call pipe.init_buffer(que={self.name}, num=..., len=...) first")
+            self.name = _local_name(self, self.name)
+            raise core.error(op, f"{self.name} has no buffers: call pipe.init_buffer(que={self.name}, num=..., len=...) first",
+                             tensor=self.name)
         return core, op
 
     def _slot_of(self, core, op: str, tensor: LocalTensor) -> _Slot:
@@ -225,7 +232,7 @@ class TQue:
     def _move(self, core, slot: _Slot, state: str) -> None:
         frame = kernel_frame()
         slot.state = state
-        slot.where = f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno}" if frame else "?"
+        slot.file, slot.line = (frame.f_code.co_filename, frame.f_lineno) if frame else ("?", 0)
 
     def _tensor(self, slot: _Slot, dtype) -> LocalTensor:
         dtype = dtypes.as_dtype(dtype)

@@ -61,8 +61,9 @@ def kernel_frame():
 class Core:
     """One AIV core during a launch: block index, UB arena, recorded instructions."""
 
-    def __init__(self, idx: int, block_num: int, soc: SoC, strict: bool):
+    def __init__(self, idx: int, block_num: int, soc: SoC, strict: bool, log: list[str] | None = None):
         self.idx = idx
+        self.log = [] if log is None else log  # device printf output, printed when the launch ends
         self.block_num = block_num
         self.soc = soc
         self.strict = strict
@@ -86,7 +87,11 @@ class Core:
                            line=frame.f_lineno if frame else 0, **where)
 
 
-_current: Core | None = None
+_running = threading.local()  # .core: the core this thread is executing (launches in threads stay apart)
+
+
+def _set_current(core: "Core | None") -> None:
+    _running.core = core
 
 
 def current(op: str = "this call") -> Core:
@@ -95,10 +100,11 @@ def current(op: str = "this call") -> Core:
     Raises:
         KernelError: called outside a kernel launch.
     """
-    if _current is None:
+    core = getattr(_running, "core", None)
+    if core is None:
         raise KernelError(op, "Ascend C device API called outside a kernel: launch the kernel with "
                               "kernel[core_num](*args)")
-    return _current
+    return core
 
 
 class GmArray:
@@ -110,7 +116,8 @@ class GmArray:
         self.name = name
         self.dtype = dtypes.from_numpy(array.dtype)
         self.source = array
-        self.data = np.ascontiguousarray(array).reshape(-1).view(np.uint8).copy()
+        native = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))  # the NPU is little-endian
+        self.data = native.reshape(-1).view(np.uint8).copy()
         self.length = array.size  # elements
 
 
@@ -166,7 +173,7 @@ class KernelFunction:
         self.signature = inspect.signature(fn)
 
     def __call__(self, *args, **kwargs):
-        if _current is None:
+        if getattr(_running, "core", None) is None:
             raise TypeError(f"{self.fn.__name__} is an @asc.jit kernel: launch it with "
                             f"{self.fn.__name__}[core_num](*args), not {self.fn.__name__}(*args)")
         return self.fn(*args, **kwargs)
@@ -221,7 +228,12 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
     trace = Trace(kernel.fn.__name__, spec.name, int(core_num), spec.ub_bytes,
                   gm={name: GmBuffer(name, a.dtype.name, a.data.size) for name, a in gm.items()})
     started = time.perf_counter()
-    cores = _run_cores(kernel, int(core_num), lambda i: Core(i, int(core_num), spec, strict), bound, gm.values())
+    log: list[str] = []
+    try:
+        cores = _run_cores(kernel, int(core_num), lambda i: Core(i, int(core_num), spec, strict, log), bound,
+                           gm.values(), log)
+    finally:  # like the NPU, device printf output appears once the kernel has run
+        sys.stdout.write("".join(log))
     trace.cores = [core.instrs for core in cores]
     _copy_back(gm.values(), trace)
     return LaunchResult(trace, time.perf_counter() - started)
@@ -233,13 +245,25 @@ def _bind(kernel: KernelFunction, args: tuple, kwargs: dict) -> dict[str, Any]:
     except TypeError as exc:
         raise TypeError(f"{kernel.fn.__name__}: {exc}") from None
     bound.apply_defaults()
-    return {name: _to_device(name, value) for name, value in bound.arguments.items()}
+    params = kernel.signature.parameters
+    return {name: _to_device(name, value, _annotation(params[name])) for name, value in bound.arguments.items()}
 
 
-def _to_device(name: str, value):
+def _annotation(param: inspect.Parameter) -> str:
+    """'ConstExpr', 'GlobalAddress' or '' for a kernel parameter (annotations may be strings)."""
+    text = param.annotation if isinstance(param.annotation, str) else getattr(param.annotation, "__name__", "")
+    return next((kind for kind in ("ConstExpr", "GlobalAddress") if kind in text), "")
+
+
+def _to_device(name: str, value, kind: str = ""):
     """Convert one launch argument as pyasc does (docs/pyasc-api.md, "Launch")."""
+    if kind == "ConstExpr":
+        return value
     if isinstance(value, np.ndarray):
         return GlobalAddress(GmArray(name, value))
+    if kind == "GlobalAddress" or isinstance(value, (list, tuple, dict, set)):
+        raise TypeError(f"argument {name}: a GM buffer must be a numpy array, got {type(value).__name__}; "
+                        "wrap it with numpy.asarray(..., dtype=...)")
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)):
@@ -262,32 +286,32 @@ def _copy_back(buffers, trace: Trace) -> None:
 
 
 def _run_cores(kernel: KernelFunction, block_dim: int, make_core: Callable[[int], Core], bound: dict,
-               buffers) -> list[Core]:
+               buffers, log: list[str]) -> list[Core]:
     """Run every core; plainly one after another unless the kernel synchronises cores."""
     body = lambda: kernel.fn(**bound)  # noqa: E731
     if not _calls_sync_all(kernel.fn):
         try:
             return _run_sequentially(block_dim, make_core, body)
         except _NeedsScheduler:  # sync_all reached through a call we could not see: start over
+            log.clear()
             for gm in buffers:
                 gm.data[:] = np.ascontiguousarray(gm.source).reshape(-1).view(np.uint8)
     return _Scheduler(block_dim, make_core, body).run()
 
 
 def _run_sequentially(block_dim: int, make_core: Callable[[int], Core], body: Callable[[], None]) -> list[Core]:
-    global _current
     cores = []
     try:
         for i in range(block_dim):
             core = make_core(i)
             core.sync_all_hook = _needs_scheduler
             cores.append(core)
-            _current = core
+            _set_current(core)
             body()
             _check_queues_released(core)
             core.ub = None  # the UB of a finished core is not needed any more
     finally:
-        _current = None
+        _set_current(None)
     return cores
 
 
@@ -324,90 +348,86 @@ class _Scheduler:
     """Runs cores one at a time in block order; ``sync_all`` passes the turn to the next core.
 
     A core runs in a thread of its own so that it can stop in ``sync_all`` and resume later. Only
-    the thread holding the turn runs, so the module-level current core is always the right one.
-    Threads (and each core's UB) are created when a core first gets the turn, so a launch without
-    ``sync_all`` has one core alive at a time, whatever its block_dim.
+    the thread holding the turn runs (each waits on its own Event), so the module-level current core
+    is always the right one and the shared lists below need no lock. Cores start in block order;
+    when every started core waits in ``sync_all``, they resume in block order.
     """
 
     def __init__(self, block_dim: int, make_core: Callable[[int], Core], body: Callable[[], None]):
-        self.make_core, self.body = make_core, body
+        self.block_dim, self.make_core, self.body = block_dim, make_core, body
         self.cores: list[Core | None] = [None] * block_dim
-        self.state = ["new"] * block_dim  # new | ready | barrier | done
-        self.turn = 0
+        self.go: list[threading.Event] = []
+        self.threads: list[threading.Thread] = []
+        self.ready: list[int] = []    # released from a barrier, not yet resumed (block order)
+        self.waiting: list[int] = []  # in sync_all
+        self.done: list[int] = []
         self.error: BaseException | None = None
-        self.cond = threading.Condition()
+        self.finished = threading.Event()
 
     def run(self) -> list[Core]:
-        global _current
-        threads = []
-        with self.cond:
-            self._start(0, threads)
-            while not (self.error or all(s == "done" for s in self.state)):
-                self.cond.wait(0.1)
-        for t in threads:
-            t.join()
-        _current = None
+        self._hand_over()
+        self.finished.wait()
+        for thread in self.threads:
+            thread.join()
+        _set_current(None)
         if self.error is not None:
             raise self.error
         return self.cores
 
-    def _start(self, i: int, threads: list) -> None:
-        self.state[i] = "ready"
-        thread = threading.Thread(target=self._core_main, args=(i, threads), daemon=True)
-        threads.append(thread)
-        thread.start()
+    def _hand_over(self) -> None:
+        """Give the turn to the next core to run, or end the launch."""
+        if self.ready:
+            self.go[self.ready.pop(0)].set()
+        elif len(self.go) < self.block_dim:
+            i = len(self.go)
+            self.go.append(threading.Event())
+            self.threads.append(threading.Thread(target=self._core_main, args=(i,), daemon=True))
+            self.threads[i].start()
+            self.go[i].set()
+        elif self.waiting and self.done:
+            self._fail(KernelError("sync_all", f"deadlock: aiv({', '.join(map(str, self.waiting))}) wait in sync_all "
+                                   f"but aiv({', '.join(map(str, self.done))}) finished without calling it; on the "
+                                   "NPU the waiting cores hang", core=self.waiting[0]))
+        elif self.waiting:
+            self.ready, self.waiting = sorted(self.waiting), []
+            self._hand_over()
+        else:
+            self.finished.set()
 
-    def _core_main(self, i: int, threads: list) -> None:
-        global _current
+    def _core_main(self, i: int) -> None:
+        self.go[i].wait()
+        if self.error is not None:
+            return
         try:
-            self._wait_turn(i)
             core = self.cores[i] = self.make_core(i)
-            core.sync_all_hook = lambda: self._arrive(i, threads)
-            _current = core
+            core.sync_all_hook = lambda: self._arrive(i)
+            _set_current(core)
             self.body()
             _check_queues_released(core)
             core.ub = None  # the UB of a finished core is not needed any more
-            self._pass(i, "done", threads)
         except _Aborted:
-            pass
+            return
         except BaseException as exc:  # noqa: BLE001 - re-raised in the launching thread
-            with self.cond:
-                self.error = exc
-                self.cond.notify_all()
+            self._fail(exc)
+            return
+        self.done.append(i)
+        self._hand_over()
 
-    def _wait_turn(self, i: int) -> None:
-        with self.cond:
-            self.cond.wait_for(lambda: self.turn == i or self.error is not None)
-            if self.error is not None:
-                raise _Aborted
-
-    def _arrive(self, i: int, threads: list) -> None:
+    def _arrive(self, i: int) -> None:
         """Core i reached sync_all: let the others run, resume when all have arrived."""
-        global _current
-        self._pass(i, "barrier", threads)
-        self._wait_turn(i)
-        _current = self.cores[i]
+        self.waiting.append(i)
+        self.go[i].clear()
+        self._hand_over()
+        self.go[i].wait()
+        if self.error is not None:
+            raise _Aborted
+        _set_current(self.cores[i])
 
-    def _pass(self, i: int, new_state: str, threads: list) -> None:
-        with self.cond:
-            self.state[i] = new_state
-            self.turn = -1
-            waiting = [j for j, s in enumerate(self.state) if s == "barrier"]
-            ready = next((j for j, s in enumerate(self.state) if s in ("ready", "new")), None)
-            if ready is not None:
-                self.turn = ready
-                if self.state[ready] == "new":
-                    self._start(ready, threads)
-            elif waiting and len(waiting) < len(self.state):
-                done = [j for j, s in enumerate(self.state) if s == "done"]
-                self.error = KernelError("sync_all", f"deadlock: aiv({', '.join(map(str, waiting))}) wait in sync_all "
-                                         f"but aiv({', '.join(map(str, done))}) finished without calling it; on the "
-                                         "NPU the waiting cores hang", core=waiting[0])
-            elif waiting:
-                for j in waiting:
-                    self.state[j] = "ready"
-                self.turn = waiting[0]
-            self.cond.notify_all()
+    def _fail(self, exc: BaseException) -> None:
+        self.error = exc
+        for event in self.go:
+            event.set()
+        self.finished.set()
 
 
 def _check_queues_released(core: Core) -> None:

@@ -7,7 +7,6 @@ recorded in the Trace, where the sanitizer checks it and the timing model obeys 
 from __future__ import annotations
 
 import enum
-import sys
 
 from .runtime import current
 from .tensor import LocalTensor
@@ -88,10 +87,10 @@ def sync_all() -> None:
 
 
 def printf(fmt: str, *args) -> None:
-    """Device printf: C-style format, printed with the core's prefix."""
+    """Device printf: C-style format with the core's prefix, printed when the launch ends (as on the NPU)."""
     core = current("printf")
     text = fmt % args if args else fmt
-    sys.stdout.write(f"[aiv({core.idx})] {text.replace(chr(92) + 'n', chr(10))}")
+    core.log.append(f"[aiv({core.idx})] {text.replace(chr(92) + 'n', chr(10))}")
 
 
 def dump_tensor(tensor: LocalTensor, desc: int, size: int) -> None:
@@ -100,4 +99,4 @@ def dump_tensor(tensor: LocalTensor, desc: int, size: int) -> None:
     start, stop = tensor.span(core, "dump_tensor", size)
     core.record("dump_tensor", Pipe.S, reads=(tensor.access(start, stop),), count=size, nbytes=stop - start,
                 dtype=tensor.dtype.name)
-    print(f"[aiv({core.idx})] dump {desc}: {tensor.array(size)}")
+    core.log.append(f"[aiv({core.idx})] dump {desc}: {tensor.array(size)}\n")

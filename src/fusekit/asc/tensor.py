@@ -84,15 +84,20 @@ class GlobalTensor:
         where = dict(tensor=name, start=lo, stop=hi)
         if lo < self.base or hi > view_hi:
             raise core.error(op, f"accesses {name} elements [{lo}, {hi}) outside its GlobalTensor view "
-                                 f"[{self.base}, {view_hi})", **where)
+                                 f"[{self.base}, {view_hi}); check the offset and count against the size given to "
+                                 "set_global_buffer", **where)
         if lo < 0 or hi > self.gm.length:
             raise core.error(op, f"accesses {name} elements [{lo}, {hi}) outside the GM buffer {name} of "
-                                 f"{self.gm.length} elements", **where)
+                                 f"{self.gm.length} elements; check the view set by set_global_buffer", **where)
         size = self.gm.dtype.sizeof()
         return lo * size, hi * size
 
     def access(self, start: int, stop: int) -> Access:
         return Access(Mem.GM, self.gm.name, start, stop, self.gm.name)
+
+    def describe(self, count: int) -> dict:
+        """KernelError location fields for ``count`` elements from here."""
+        return dict(tensor=self.name, start=self.offset, stop=self.offset + count)
 
     def _check_set(self, op: str) -> None:
         if self.gm is None:
@@ -115,6 +120,9 @@ class LocalTensor:
 
     def __getitem__(self, key) -> "LocalTensor":
         off = _offset(key, "LocalTensor[]")
+        if off < 0:
+            raise current("LocalTensor[]").error("LocalTensor[]", f"{self.name}[{off}:]: a sub-tensor offset must be "
+                                                                  ">= 0; it would reach into the UB before the tensor")
         return LocalTensor(self.core, self.addr + off * self.dtype.sizeof(), self.length - off, self.dtype,
                            f"{self.name}[{off}:]" if off else self.name, self.owner)
 
@@ -150,12 +158,17 @@ class LocalTensor:
             raise core.error(op, f"{self.name} belongs to aiv({self.core.idx})'s UB, not this core's")
         if first < 0 or count < 0 or first + count > self.length:
             raise core.error(op, f"accesses {self.name} elements [{first}, {first + count}) but the tensor has "
-                                 f"{max(self.length, 0)} elements", tensor=self.name, start=first, stop=first + count)
+                                 f"{max(self.length, 0)} elements; lower the count or allocate a larger buffer",
+                             tensor=self.name, start=first, stop=first + count)
         size = self.dtype.sizeof()
         return self.addr + first * size, self.addr + (first + count) * size
 
     def access(self, start: int, stop: int) -> Access:
         return Access(Mem.UB, "UB", start, stop, self.name)
+
+    def describe(self, count: int) -> dict:
+        """KernelError location fields for ``count`` elements from here."""
+        return dict(tensor=self.name, start=0, stop=count)
 
     def array(self, count: int) -> np.ndarray:
         """numpy view of the first ``count`` elements (no checks: call :meth:`span` first)."""

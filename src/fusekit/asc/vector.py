@@ -58,11 +58,13 @@ def _operands(op: str, dst, srcs: tuple, count):
     return core, count, d_span, s_spans
 
 
-def _check_dtype(core, op: str, dtype: dtypes.DataType) -> None:
+def _check_dtype(core, op: str, dst: LocalTensor) -> None:
+    dtype = dst.dtype
     if not core.soc.supports(op, dtype.name):
         ok = ", ".join(sorted(core.soc.vector_dtypes.get(op, ())))
         hint = "; cast to float32 first" if dtype.is_float else ""
-        raise core.error(op, f"{op} does not support {dtype.name} on {core.soc.name} (supported: {ok}){hint}")
+        raise core.error(op, f"{op} does not support {dtype.name} ({dst.name}) on {core.soc.name} (supported: {ok})"
+                             f"{hint}", tensor=dst.name)
 
 
 def _same_dtypes(core, op: str, tensors) -> dtypes.DataType:
@@ -70,8 +72,8 @@ def _same_dtypes(core, op: str, tensors) -> dtypes.DataType:
     for t in tensors[1:]:
         if t.dtype is not dtype:
             raise core.error(op, f"dtype mismatch: {tensors[0].name} is {dtype.name} but {t.name} is {t.dtype.name}; "
-                                 "convert with asc.cast first")
-    _check_dtype(core, op, dtype)
+                                 "convert with asc.cast first", tensor=t.name)
+    _check_dtype(core, op, tensors[0])
     return dtype
 
 
@@ -95,6 +97,10 @@ def _binary(op: str, ufunc):
 
 def _with_scalar(op: str, ufunc):
     def instr(dst: LocalTensor, src: LocalTensor, scalar, count: int) -> None:
+        if isinstance(scalar, LocalTensor) and not isinstance(src, LocalTensor):
+            raise current(op).error(op, f"{op}(dst, src, scalar, count) got a scalar as src and the tensor "
+                                        f"{scalar.name} as scalar: the source tensor comes second, the scalar third",
+                                    tensor=scalar.name)
         core, count, d_span, s_spans = _operands(op, dst, (src,), count)
         dtype = _same_dtypes(core, op, (dst, src))
         with np.errstate(all="ignore"):
@@ -142,7 +148,7 @@ reciprocal = _unary("reciprocal", lambda x: (1 / x.astype(np.float64)).astype(x.
 def duplicate(dst: LocalTensor, scalar, count: int) -> None:
     """``dst[i] = scalar`` for i < count (scalar converted to the dtype), on PIPE_V."""
     core, count, d_span, _ = _operands("duplicate", dst, (), count)
-    _check_dtype(core, "duplicate", dst.dtype)
+    _check_dtype(core, "duplicate", dst)
     dst.array(count)[...] = dtypes.to_scalar(scalar, dst.dtype)
     _record(core, "duplicate", dst, d_span, (), (), count)
 
@@ -177,6 +183,9 @@ def cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) 
     if not isinstance(round_mode, RoundMode):
         raise core.error(op, f"round_mode must be an asc.RoundMode, got {round_mode!r} (argument order: dst, src, "
                              "round_mode, count)")
+    if round_mode is RoundMode.CAST_ODD and not dst.dtype.is_float:
+        raise core.error(op, "CAST_ODD rounds float conversions only; use CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND "
+                             "or CAST_TRUNC for an integer destination")
     with np.errstate(all="ignore"):
         dst.array(count)[...] = convert(src.array(count), dst.dtype, round_mode)
     _record(core, op, dst, d_span, (src,), s_spans, count)
@@ -186,13 +195,17 @@ def convert(x: np.ndarray, dtype: dtypes.DataType, mode: RoundMode = RoundMode.C
     """Convert array ``x`` to ``dtype`` with rounding ``mode``, as the Cast instruction does."""
     if dtype.is_float:
         return _to_float(x, dtype.np, mode)
-    wide = x.astype(np.float64)
     rounded = {
         RoundMode.CAST_FLOOR: np.floor, RoundMode.CAST_CEIL: np.ceil, RoundMode.CAST_TRUNC: np.trunc,
         RoundMode.CAST_ROUND: lambda v: np.sign(v) * np.floor(np.abs(v) + 0.5),
-    }.get(mode, np.rint)(wide)
+    }.get(mode, np.rint)(x.astype(np.float64))
     info = np.iinfo(dtype.np)
-    return np.nan_to_num(np.clip(rounded, info.min, info.max), nan=0.0).astype(dtype.np)
+    # float64(info.max) may round up past the range (2**63 for int64): saturate by comparison
+    out = np.where(np.isnan(rounded) | (rounded >= float(info.max)) | (rounded <= float(info.min)), 0, rounded)
+    out = out.astype(dtype.np)
+    out[rounded >= float(info.max)] = info.max
+    out[rounded <= float(info.min)] = info.min
+    return out
 
 
 def _to_float(x: np.ndarray, target: np.dtype, mode: RoundMode) -> np.ndarray:

@@ -24,7 +24,7 @@ from fusekit import tiling
 from fusekit.asc import LaunchResult, dtypes, launch
 from fusekit.opdef import load_op_info
 from fusekit.soc import SoC, get_soc
-from fusekit.verify import model
+from fusekit.verify import CHUNK, model
 
 from .kernel import fused_add_scale as KERNEL
 
@@ -84,13 +84,14 @@ def run(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc=None, core_num: int
     precision = resolve_precision(precision, dtype, spec)
     cast_fp32 = precision == "fp32" and dtype is not dtypes.float32
     shape, n = x1.shape, x1.size
-    a = np.ascontiguousarray(x1).reshape(-1)
-    b = np.ascontiguousarray(x2).reshape(-1)
+    native = x1.dtype.newbyteorder("=")
+    a = np.ascontiguousarray(x1, dtype=native).reshape(-1)
+    b = np.ascontiguousarray(x2, dtype=native).reshape(-1)
     align = 32 // dtype.sizeof()
     padded = n if spec.data_copy_pad else -(-n // align) * align
     if padded != n:
         a, b = (np.concatenate([v, np.zeros(padded - n, v.dtype)]) for v in (a, b))
-    y = np.empty(padded, dtype=x1.dtype)
+    y = np.empty(padded, dtype=native)
 
     started = time.perf_counter()
     plans, launches = [], []
@@ -109,11 +110,19 @@ def run(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc=None, core_num: int
 
 
 def reference(x1: np.ndarray, x2: np.ndarray, scale: float, model_name: str) -> np.ndarray:
-    """``(x1 + x2) * scale`` under an arithmetic model of ``fusekit.verify`` (hardware, fp32, exact)."""
+    """``(x1 + x2) * scale`` under an arithmetic model of ``fusekit.verify`` (hardware, fp32, exact).
+
+    Evaluated in chunks of ``verify.CHUNK`` elements to bound the memory of the wide temporaries.
+    """
     m = model(model_name)
-    with np.errstate(all="ignore"):
-        y = (m.tensor(x1) + m.tensor(x2)) * m.scalar(scale, x1.dtype)
-    return m.result(y, x1.dtype)
+    s = m.scalar(scale, x1.dtype)
+    a, b = x1.reshape(-1), x2.reshape(-1)
+    y = np.empty(a.size, x1.dtype)
+    for lo in range(0, a.size, CHUNK):
+        part = slice(lo, lo + CHUNK)
+        with np.errstate(all="ignore"):
+            y[part] = m.result((m.tensor(a[part]) + m.tensor(b[part])) * s, x1.dtype)
+    return y.reshape(x1.shape)
 
 
 def model_of(precision: str) -> str:
@@ -126,10 +135,12 @@ def check_inputs(x1, x2, scale) -> dtypes.DataType:
     for name, x in (("x1", x1), ("x2", x2)):
         if not isinstance(x, np.ndarray):
             raise TypeError(f"{name} must be a numpy.ndarray, got {type(x).__name__}; wrap it with numpy.asarray(...)")
+        if isinstance(x, np.ma.MaskedArray):
+            raise TypeError(f"{name} is a masked array; the kernel would ignore its mask: pass {name}.filled(value)")
     if x1.shape != x2.shape:
         raise ValueError(f"x1 has shape {x1.shape} but x2 has shape {x2.shape}; FusedAddScale needs equal shapes "
                          "(it does not broadcast)")
-    if x1.dtype != x2.dtype:
+    if x1.dtype.newbyteorder("=") != x2.dtype.newbyteorder("="):
         raise TypeError(f"x1 is {x1.dtype} but x2 is {x2.dtype}; convert both to one of {', '.join(OP.dtypes)}")
     try:
         dtype = dtypes.from_numpy(x1.dtype)
@@ -140,6 +151,10 @@ def check_inputs(x1, x2, scale) -> dtypes.DataType:
                         ".astype(...) (bfloat16 is ml_dtypes.bfloat16)")
     if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, numbers.Real):
         raise TypeError(f"scale must be a real number, got {scale!r}")
+    try:
+        float(scale)
+    except OverflowError:
+        raise ValueError(f"scale={scale} is too large for a float; the kernel takes it as float32") from None
     return dtype
 
 
