@@ -72,16 +72,20 @@ def data_copy(dst, src, count: int) -> None:
                                  f"multiple of 32 B ({src.name} -> {dst.name}). The NPU would silently round it down to "
                                  f"{aligned} elements and leave the rest uncopied; copy an unaligned tail with "
                                  f"data_copy_pad, or launch with strict=False to reproduce the round-down",
-                             **gm.describe(count))
+                             **gm.describe(count), kind="unaligned-length")
         count = aligned
     for t in (dst, src):
         if isinstance(t, LocalTensor):
             check_ub_aligned(core, op, t)
     d0, d1 = dst.span(core, op, count)
     s0, s1 = src.span(core, op, count)
-    _memory(core, dst)[d0:d1] = _memory(core, src)[s0:s1]
+    to, frm = _memory(core, dst), _memory(core, src)
+
+    def effect():
+        to[d0:d1] = frm[s0:s1]
+
     core.record(op, pipe, reads=(src.access(s0, s1),), writes=(dst.access(d0, d1),), count=count, nbytes=d1 - d0,
-                dtype=dst.dtype.name)
+                dtype=dst.dtype.name, effect=effect)
 
 
 def data_copy_pad(dst, src, copy_params: DataCopyExtParams, pad_params: DataCopyPadExtParams | None = None) -> None:
@@ -94,7 +98,7 @@ def data_copy_pad(dst, src, copy_params: DataCopyExtParams, pad_params: DataCopy
     core, op = current("data_copy_pad"), "data_copy_pad"
     if not core.soc.data_copy_pad:
         raise core.error(op, f"DataCopyPad does not exist on {core.soc.name} (arch {core.soc.arch}); copy whole 32 B "
-                             "blocks with data_copy and pad the GM buffers on the host")
+                             "blocks with data_copy and pad the GM buffers on the host", kind="unsupported")
     pipe = _direction(core, op, dst, src)
     if pipe is Pipe.V:
         raise core.error(op, "UB -> UB is not a data_copy_pad path: use data_copy")
@@ -113,7 +117,7 @@ def data_copy_pad(dst, src, copy_params: DataCopyExtParams, pad_params: DataCopy
     gm_stride = p.src_stride if pipe is Pipe.MTE2 else p.dst_stride
     if gm_stride % size:
         raise core.error(op, f"the GM stride of {gm_stride} bytes puts blocks at GM addresses not aligned to "
-                             f"sizeof({dst.dtype.name}) = {size}: GM addresses must be element-aligned")
+                             f"sizeof({dst.dtype.name}) = {size}: GM addresses must be element-aligned", kind="misaligned")
     if p.block_count == 0 or p.block_len == 0:
         core.record(op, pipe, dtype=dst.dtype.name)
         return
@@ -138,25 +142,28 @@ def _pad_in(core, op: str, dst: LocalTensor, src: GlobalTensor, p: DataCopyExtPa
     last_elem = ((p.block_count - 1) * ub_step + footprint) // size
     u0, _ = dst.span(core, op, last_elem)  # bounds of the whole UB footprint
     fill = np.frombuffer(dtypes.to_scalar(pad.padding_value, dst.dtype).tobytes(), np.uint8) if pad.is_pad else None
-    reads, writes, undefined = [], [], []
+    copies, pads, reads, writes, undefined = [], [], [], [], []
     for b in range(p.block_count):
         g0, g1 = src.span(core, op, p.block_len // size, first=b * gm_step // size)
         ub0 = u0 + b * ub_step
         data0, data1, ub1 = ub0 + left, ub0 + left + p.block_len, ub0 + footprint
-        core.ub[data0:data1] = src.gm.data[g0:g1]
-        for a, z in ((ub0, data0), (data1, ub1)):
-            if a == z:
-                continue
-            if fill is None:
-                core.ub[a:z] = _POISON
-                undefined.append(dst.access(a, z))
-            else:
-                core.ub[a:z] = np.resize(fill, z - a)
-                writes.append(dst.access(a, z))
+        copies.append((data0, data1, g0, g1))
         reads.append(src.access(g0, g1))
         writes.append(dst.access(data0, data1))
+        for a, z in ((ub0, data0), (data1, ub1)):
+            if a < z:
+                pads.append((a, z))
+                (undefined if fill is None else writes).append(dst.access(a, z))
+
+    def effect():
+        for data0, data1, g0, g1 in copies:
+            core.ub[data0:data1] = src.gm.data[g0:g1]
+        for a, z in pads:
+            core.ub[a:z] = _POISON if fill is None else np.resize(fill, z - a)
+
     core.record(op, Pipe.MTE2, reads=tuple(reads), writes=tuple(writes), undefined=tuple(undefined),
-                count=p.block_count * p.block_len // size, nbytes=p.block_count * p.block_len, dtype=dst.dtype.name)
+                count=p.block_count * p.block_len // size, nbytes=p.block_count * p.block_len, dtype=dst.dtype.name,
+                effect=effect)
 
 
 def _pad_out(core, op: str, dst: GlobalTensor, src: LocalTensor, p: DataCopyExtParams) -> None:
@@ -164,15 +171,20 @@ def _pad_out(core, op: str, dst: GlobalTensor, src: LocalTensor, p: DataCopyExtP
     check_ub_aligned(core, op, src)
     ub_step = -(-p.block_len // BLOCK) * BLOCK + p.src_stride * BLOCK
     gm_step = p.block_len + p.dst_stride
-    reads, writes = [], []
+    copies, reads, writes = [], [], []
     for b in range(p.block_count):
         u0, u1 = src.span(core, op, p.block_len // size, first=b * ub_step // size)
         g0, g1 = dst.span(core, op, p.block_len // size, first=b * gm_step // size)
-        dst.gm.data[g0:g1] = core.ub[u0:u1]
+        copies.append((g0, g1, u0, u1))
         reads.append(src.access(u0, u1))
         writes.append(dst.access(g0, g1))
+
+    def effect():
+        for g0, g1, u0, u1 in copies:
+            dst.gm.data[g0:g1] = core.ub[u0:u1]
+
     core.record(op, Pipe.MTE3, reads=tuple(reads), writes=tuple(writes), count=p.block_count * p.block_len // size,
-                nbytes=p.block_count * p.block_len, dtype=src.dtype.name)
+                nbytes=p.block_count * p.block_len, dtype=src.dtype.name, effect=effect)
 
 
 def _direction(core, op: str, dst, src) -> Pipe:

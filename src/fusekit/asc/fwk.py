@@ -91,7 +91,7 @@ class TPipe:
         if que is not None:
             count, length = num, len
             if not isinstance(count, int) or not 1 <= count <= MAX_BUFFERS_PER_QUEUE:
-                raise core.error(op, f"num={count!r}: a queue takes 1 to {MAX_BUFFERS_PER_QUEUE} buffers")
+                raise core.error(op, f"num={count!r}: a queue takes 1 to {MAX_BUFFERS_PER_QUEUE} buffers", kind="ub-overflow")
         else:
             count, length = 1, num if len is None else len
         if not isinstance(length, int) or length <= 0:
@@ -103,10 +103,10 @@ class TPipe:
         if asked > left:
             raise core.error(op, f"{target.name}: {count} x {rounded} B = {asked} B of UB asked but only {left} B "
                                  f"left of {core.soc.ub_bytes} B on {core.soc.name} (already: "
-                                 f"{', '.join(self.layout) or 'nothing'}); shrink the tile length or BUFFER_NUM")
+                                 f"{', '.join(self.layout) or 'nothing'}); shrink the tile length or BUFFER_NUM", kind="ub-overflow")
         if self.buffers + count > MAX_BUFFERS_PER_PIPE:
             raise core.error(op, f"{target.name}: {self.buffers + count} buffers in one TPipe; at most "
-                                 f"{MAX_BUFFERS_PER_PIPE} are allowed")
+                                 f"{MAX_BUFFERS_PER_PIPE} are allowed", kind="ub-overflow")
         target.attach(self, [self.used + i * rounded for i in range(count)], rounded)
         self.used += asked
         self.buffers += count
@@ -156,7 +156,7 @@ class TQue:
         if not self.free:
             held = ", ".join(f"[{s.index}] {s.state} at {s.where}" for s in self.slots)
             raise core.error(op, f"{self.name}: all {len(self.slots)} buffers are in use ({held}); on the NPU this "
-                                 "alloc waits forever. free_tensor each buffer after its last use", tensor=self.name)
+                                 "alloc waits forever. free_tensor each buffer after its last use", tensor=self.name, kind="deadlock")
         slot = self.free.popleft()
         self._move(core, slot, "allocated")
         core.record(op, self.producer, sync=Sync(SyncKind.WAIT, self.consumer, self.producer, ("free", self.qid, slot.index)))
@@ -168,10 +168,10 @@ class TQue:
         slot = self._slot_of(core, op, tensor)
         if slot.state != "allocated":
             raise core.error(op, f"{tensor.name} is {slot.state} (at {slot.where}); only a tensor from alloc_tensor "
-                                 "can be enqueued, once", tensor=tensor.name)
+                                 "can be enqueued, once", tensor=tensor.name, kind="illegal-enque")
         if len(self.queued) >= self.depth:
             raise core.error(op, f"{self.name} already holds {len(self.queued)} tensor(s), its depth; deque before "
-                                 "enqueuing more or declare a deeper TQue", tensor=tensor.name)
+                                 "enqueuing more or declare a deeper TQue", tensor=tensor.name, kind="deadlock")
         self._move(core, slot, "enqueued")
         self.queued.append(slot)
         core.record(op, self.producer, sync=Sync(SyncKind.SET, self.producer, self.consumer, ("data", self.qid, slot.index)))
@@ -181,7 +181,7 @@ class TQue:
         core, op = self._ready("deque")
         if not self.queued:
             raise core.error(op, f"{self.name} is empty: nothing was enqueued (deadlock: on the NPU this deque waits "
-                                 "forever). Every deque needs an earlier enque", tensor=self.name)
+                                 "forever). Every deque needs an earlier enque", tensor=self.name, kind="deadlock")
         slot = self.queued.popleft()
         self._move(core, slot, "dequeued")
         core.record(op, self.consumer, sync=Sync(SyncKind.WAIT, self.producer, self.consumer, ("data", self.qid, slot.index)))
@@ -192,10 +192,10 @@ class TQue:
         core, op = self._ready("free_tensor")
         slot = self._slot_of(core, op, tensor)
         if slot.state == "free":
-            raise core.error(op, f"double free: {tensor.name} was already freed at {slot.where}", tensor=tensor.name)
+            raise core.error(op, f"double free: {tensor.name} was already freed at {slot.where}", tensor=tensor.name, kind="double-free")
         if slot.state == "enqueued":
             raise core.error(op, f"{tensor.name} is still enqueued (at {slot.where}): deque it before freeing",
-                             tensor=tensor.name)
+                             tensor=tensor.name, kind="illegal-free")
         self._move(core, slot, "free")
         self.free.append(slot)
         core.record(op, self.consumer, sync=Sync(SyncKind.SET, self.consumer, self.producer, ("free", self.qid, slot.index)))
@@ -207,7 +207,7 @@ class TQue:
             s = held[0]
             raise KernelError("kernel end", f"{self.name}[{s.index}] is still {s.state} (it was {s.state} here and never "
                                             "freed): every alloc_tensor needs a free_tensor", core=self.core.idx,
-                              file=s.file, line=s.line, tensor=f"{self.name}[{s.index}]")
+                              file=s.file, line=s.line, tensor=f"{self.name}[{s.index}]", kind="leak")
 
     # -- helpers --
     def _ready(self, op: str):
@@ -223,11 +223,11 @@ class TQue:
             raise core.error(op, f"expected a LocalTensor, got {type(tensor).__name__}")
         owner = tensor.owner
         if isinstance(owner, _Slot) and owner.queue is not self:
-            raise core.error(op, f"{tensor.name} belongs to {owner.queue.name}, not {self.name}", tensor=tensor.name)
+            raise core.error(op, f"{tensor.name} belongs to {owner.queue.name}, not {self.name}", tensor=tensor.name, kind="foreign-tensor")
         if isinstance(owner, _Slot) and owner.addr == tensor.addr:
             return owner
         raise core.error(op, f"{tensor.name} is not a buffer of {self.name}: pass the tensor alloc_tensor/deque returned, "
-                             "not a sub-tensor", tensor=tensor.name)
+                             "not a sub-tensor", tensor=tensor.name, kind="foreign-tensor")
 
     def _move(self, core, slot: _Slot, state: str) -> None:
         frame = kernel_frame()
@@ -261,5 +261,5 @@ class TBuf:
         capacity = self.nbytes // dtype.sizeof()
         length = capacity if len is None else len
         if not 0 <= length <= capacity:
-            raise core.error("get", f"{self.name}.get(len={length}) but the buffer holds {capacity} x {dtype.name}")
+            raise core.error("get", f"{self.name}.get(len={length}) but the buffer holds {capacity} x {dtype.name}", kind="out-of-bounds")
         return LocalTensor(core, self.addr, length, dtype, self.name, self)

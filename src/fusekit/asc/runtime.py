@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
@@ -34,6 +34,9 @@ class KernelError(RuntimeError):
     """A kernel broke a rule of the hardware or of the Ascend C API.
 
     Attributes:
+        kind: what went wrong, for tools: ``out-of-bounds``, ``misaligned``, ``unaligned-length``,
+            ``partial-overlap``, ``ub-overflow``, ``leak``, ``double-free``, ``illegal-free``,
+            ``foreign-tensor``, ``illegal-enque``, ``deadlock``, ``unsupported`` or ``api`` (misuse).
         core: block index of the failing core, or None for launch-time errors.
         op: the API call that failed.
         file, line: where the kernel source made the call.
@@ -42,8 +45,9 @@ class KernelError(RuntimeError):
     """
 
     def __init__(self, op: str, detail: str, *, core: int | None = None, file: str = "", line: int = 0,
-                 tensor: str = "", start: int | None = None, stop: int | None = None):
-        self.op, self.detail, self.core = op, detail, core
+                 tensor: str = "", start: int | None = None, stop: int | None = None, kind: str = "api"):
+        self.op, self.detail, self.core, self.kind = op, detail, core, kind
+        self.trace: Trace | None = None  # what the launch executed before the error
         self.file, self.line, self.tensor, self.start, self.stop = file, line, tensor, start, stop
         where = f" on aiv({core})" if core is not None else ""
         at = f" at {file}:{line}" if file else ""
@@ -61,8 +65,10 @@ def kernel_frame():
 class Core:
     """One AIV core during a launch: block index, UB arena, recorded instructions."""
 
-    def __init__(self, idx: int, block_num: int, soc: SoC, strict: bool, log: list[str] | None = None):
+    def __init__(self, idx: int, block_num: int, soc: SoC, strict: bool, log: list[str] | None = None,
+                 executor: "Executor | None" = None):
         self.idx = idx
+        self.executor = executor
         self.log = [] if log is None else log  # device printf output, printed when the launch ends
         self.block_num = block_num
         self.soc = soc
@@ -75,16 +81,33 @@ class Core:
 
     def record(self, op: str, pipe: Pipe, *, reads: tuple[Access, ...] = (), writes: tuple[Access, ...] = (),
                undefined: tuple[Access, ...] = (), sync: Sync | None = None, count: int = 0, nbytes: int = 0,
-               dtype: str = "") -> None:
-        frame = kernel_frame()
-        self.instrs.append(Instr(self.idx, len(self.instrs), op, pipe, reads, writes, undefined, sync, count,
-                                 nbytes, dtype, frame.f_code.co_filename if frame else "", frame.f_lineno if frame else 0))
+               dtype: str = "", effect: Callable[[], None] | None = None) -> None:
+        """Append an instruction to the Trace, then apply its memory ``effect`` (all checks are done by now).
 
-    def error(self, op: str, detail: str, **where) -> KernelError:
+        An executor (race replay) may instead hold the effect back and apply it later.
+        """
+        frame = kernel_frame()
+        instr = Instr(self.idx, len(self.instrs), op, pipe, reads, writes, undefined, sync, count, nbytes, dtype,
+                      frame.f_code.co_filename if frame else "", frame.f_lineno if frame else 0)
+        self.instrs.append(instr)
+        if self.executor is not None:
+            self.executor.run(instr, effect)
+        elif effect is not None:
+            effect()
+
+    def error(self, op: str, detail: str, kind: str = "api", **where) -> KernelError:
         """A KernelError located at the kernel line that is executing now."""
         frame = kernel_frame()
         return KernelError(op, detail, core=self.idx, file=frame.f_code.co_filename if frame else "",
-                           line=frame.f_lineno if frame else 0, **where)
+                           line=frame.f_lineno if frame else 0, kind=kind, **where)
+
+
+class Executor(Protocol):
+    """Decides when instruction effects land (the default applies each at once, in program order)."""
+
+    def run(self, instr: Instr, effect: "Callable[[], None] | None") -> None: ...
+
+    def end_core(self, core: int) -> None: ...
 
 
 _running = threading.local()  # .core: the core this thread is executing (launches in threads stay apart)
@@ -199,7 +222,7 @@ def jit(fn: Callable | None = None, **_options):
 
 
 def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict | None = None, *,
-           soc: "str | SoC | None" = None, strict: bool = True) -> LaunchResult:
+           soc: "str | SoC | None" = None, strict: bool = True, executor: Executor | None = None) -> LaunchResult:
     """Run ``kernel`` on ``core_num`` simulated cores.
 
     Args:
@@ -210,12 +233,14 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
             float32, as pyasc converts them; ConstExpr parameters pass through.
         soc: SoC name (default Ascend910B1).
         strict: raise on DataCopy lengths the NPU would silently round down (default).
+        executor: decides when instruction effects land (race replay); default: at once.
 
     Returns:
         LaunchResult with the Trace of every core.
 
     Raises:
-        KernelError: the kernel broke a hardware or API rule (names core, tensor, offsets, file:line).
+        KernelError: the kernel broke a hardware or API rule (names core, tensor, offsets, file:line);
+            its ``trace`` holds what ran before the error.
         ValueError, TypeError: bad launch parameters or arguments.
     """
     if not isinstance(kernel, KernelFunction):
@@ -229,12 +254,20 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
                   gm={name: GmBuffer(name, a.dtype.name, a.data.size) for name, a in gm.items()})
     started = time.perf_counter()
     log: list[str] = []
+    cores: dict[int, Core] = {}
+
+    def make_core(i: int) -> Core:
+        cores[i] = Core(i, int(core_num), spec, strict, log, executor)
+        return cores[i]
+
     try:
-        cores = _run_cores(kernel, int(core_num), lambda i: Core(i, int(core_num), spec, strict, log), bound,
-                           gm.values(), log)
+        _run_cores(kernel, int(core_num), make_core, bound, gm.values(), cores, log)
+    except KernelError as exc:
+        exc.trace = trace
+        raise
     finally:  # like the NPU, device printf output appears once the kernel has run
         sys.stdout.write("".join(log))
-    trace.cores = [core.instrs for core in cores]
+        trace.cores = [cores[i].instrs if i in cores else [] for i in range(int(core_num))]
     _copy_back(gm.values(), trace)
     return LaunchResult(trace, time.perf_counter() - started)
 
@@ -286,7 +319,7 @@ def _copy_back(buffers, trace: Trace) -> None:
 
 
 def _run_cores(kernel: KernelFunction, block_dim: int, make_core: Callable[[int], Core], bound: dict,
-               buffers, log: list[str]) -> list[Core]:
+               buffers, cores: dict, log: list[str]) -> None:
     """Run every core; plainly one after another unless the kernel synchronises cores."""
     body = lambda: kernel.fn(**bound)  # noqa: E731
     if not _calls_sync_all(kernel.fn):
@@ -294,25 +327,22 @@ def _run_cores(kernel: KernelFunction, block_dim: int, make_core: Callable[[int]
             return _run_sequentially(block_dim, make_core, body)
         except _NeedsScheduler:  # sync_all reached through a call we could not see: start over
             log.clear()
+            cores.clear()
             for gm in buffers:
                 gm.data[:] = np.ascontiguousarray(gm.source).reshape(-1).view(np.uint8)
-    return _Scheduler(block_dim, make_core, body).run()
+    _Scheduler(block_dim, make_core, body).run()
 
 
-def _run_sequentially(block_dim: int, make_core: Callable[[int], Core], body: Callable[[], None]) -> list[Core]:
-    cores = []
+def _run_sequentially(block_dim: int, make_core: Callable[[int], Core], body: Callable[[], None]) -> None:
     try:
         for i in range(block_dim):
             core = make_core(i)
             core.sync_all_hook = _needs_scheduler
-            cores.append(core)
             _set_current(core)
             body()
-            _check_queues_released(core)
-            core.ub = None  # the UB of a finished core is not needed any more
+            _finish(core)
     finally:
         _set_current(None)
-    return cores
 
 
 class _NeedsScheduler(BaseException):
@@ -364,7 +394,7 @@ class _Scheduler:
         self.error: BaseException | None = None
         self.finished = threading.Event()
 
-    def run(self) -> list[Core]:
+    def run(self) -> None:
         self._hand_over()
         self.finished.wait()
         for thread in self.threads:
@@ -372,7 +402,6 @@ class _Scheduler:
         _set_current(None)
         if self.error is not None:
             raise self.error
-        return self.cores
 
     def _hand_over(self) -> None:
         """Give the turn to the next core to run, or end the launch."""
@@ -387,7 +416,7 @@ class _Scheduler:
         elif self.waiting and self.done:
             self._fail(KernelError("sync_all", f"deadlock: aiv({', '.join(map(str, self.waiting))}) wait in sync_all "
                                    f"but aiv({', '.join(map(str, self.done))}) finished without calling it; on the "
-                                   "NPU the waiting cores hang", core=self.waiting[0]))
+                                   "NPU the waiting cores hang", core=self.waiting[0], kind="deadlock"))
         elif self.waiting:
             self.ready, self.waiting = sorted(self.waiting), []
             self._hand_over()
@@ -403,8 +432,7 @@ class _Scheduler:
             core.sync_all_hook = lambda: self._arrive(i)
             _set_current(core)
             self.body()
-            _check_queues_released(core)
-            core.ub = None  # the UB of a finished core is not needed any more
+            _finish(core)
         except _Aborted:
             return
         except BaseException as exc:  # noqa: BLE001 - re-raised in the launching thread
@@ -430,6 +458,10 @@ class _Scheduler:
         self.finished.set()
 
 
-def _check_queues_released(core: Core) -> None:
+def _finish(core: Core) -> None:
+    """End of a core's kernel: pending effects land, every queue buffer must be free, the UB is dropped."""
+    if core.executor is not None:
+        core.executor.end_core(core.idx)
     for que in core.queues:
         que.check_released()
+    core.ub = None

@@ -71,9 +71,13 @@ class GlobalTensor:
         """Scalar write of element ``index`` on PIPE_S; ``value`` is converted to the dtype."""
         core = current("set_value")
         start, stop = self.span(core, "set_value", 1, first=_offset(index, "set_value"))
-        self.gm.data[start:stop].view(self.gm.dtype.np)[0] = dtypes.to_scalar(value, self.gm.dtype)
+        element = dtypes.to_scalar(value, self.gm.dtype)
+
+        def effect():
+            self.gm.data[start:stop].view(self.gm.dtype.np)[0] = element
+
         core.record("set_value", Pipe.S, writes=(self.access(start, stop),), count=1, nbytes=stop - start,
-                    dtype=self.gm.dtype.name)
+                    dtype=self.gm.dtype.name, effect=effect)
 
     def span(self, core, op: str, count: int, first: int = 0) -> tuple[int, int]:
         """Byte range of elements ``[offset + first, offset + first + count)``, bounds-checked."""
@@ -85,10 +89,10 @@ class GlobalTensor:
         if lo < self.base or hi > view_hi:
             raise core.error(op, f"accesses {name} elements [{lo}, {hi}) outside its GlobalTensor view "
                                  f"[{self.base}, {view_hi}); check the offset and count against the size given to "
-                                 "set_global_buffer", **where)
+                                 "set_global_buffer", **where, kind="out-of-bounds")
         if lo < 0 or hi > self.gm.length:
             raise core.error(op, f"accesses {name} elements [{lo}, {hi}) outside the GM buffer {name} of "
-                                 f"{self.gm.length} elements; check the view set by set_global_buffer", **where)
+                                 f"{self.gm.length} elements; check the view set by set_global_buffer", **where, kind="out-of-bounds")
         size = self.gm.dtype.sizeof()
         return lo * size, hi * size
 
@@ -122,7 +126,7 @@ class LocalTensor:
         off = _offset(key, "LocalTensor[]")
         if off < 0:
             raise current("LocalTensor[]").error("LocalTensor[]", f"{self.name}[{off}:]: a sub-tensor offset must be "
-                                                                  ">= 0; it would reach into the UB before the tensor")
+                                                                  ">= 0; it would reach into the UB before the tensor", kind="out-of-bounds")
         return LocalTensor(self.core, self.addr + off * self.dtype.sizeof(), self.length - off, self.dtype,
                            f"{self.name}[{off}:]" if off else self.name, self.owner)
 
@@ -148,18 +152,22 @@ class LocalTensor:
         """Scalar write of element ``index`` on PIPE_S; ``value`` is converted to the dtype."""
         core = current("set_value")
         start, stop = self.span(core, "set_value", 1, first=_offset(index, "set_value"))
-        core.ub[start:stop].view(self.dtype.np)[0] = dtypes.to_scalar(value, self.dtype)
+        element = dtypes.to_scalar(value, self.dtype)
+
+        def effect():
+            core.ub[start:stop].view(self.dtype.np)[0] = element
+
         core.record("set_value", Pipe.S, writes=(self.access(start, stop),), count=1, nbytes=stop - start,
-                    dtype=self.dtype.name)
+                    dtype=self.dtype.name, effect=effect)
 
     def span(self, core, op: str, count: int, first: int = 0) -> tuple[int, int]:
         """UB byte range of elements ``[first, first + count)``, checked against the tensor's length."""
         if core is not self.core:
-            raise core.error(op, f"{self.name} belongs to aiv({self.core.idx})'s UB, not this core's")
+            raise core.error(op, f"{self.name} belongs to aiv({self.core.idx})'s UB, not this core's", kind="out-of-bounds")
         if first < 0 or count < 0 or first + count > self.length:
             raise core.error(op, f"accesses {self.name} elements [{first}, {first + count}) but the tensor has "
                                  f"{max(self.length, 0)} elements; lower the count or allocate a larger buffer",
-                             tensor=self.name, start=first, stop=first + count)
+                             tensor=self.name, start=first, stop=first + count, kind="out-of-bounds")
         size = self.dtype.sizeof()
         return self.addr + first * size, self.addr + (first + count) * size
 
@@ -183,7 +191,7 @@ def check_ub_aligned(core, op: str, tensor: LocalTensor) -> None:
     if tensor.addr % 32:
         raise core.error(op, f"{tensor.name} starts at UB byte {tensor.addr}, not 32-byte aligned: UB operands "
                              "must start on a 32 B boundary; use an offset that is a multiple of "
-                             f"{32 // tensor.dtype.sizeof()} elements", tensor=tensor.name)
+                             f"{32 // tensor.dtype.sizeof()} elements", tensor=tensor.name, kind="misaligned")
 
 
 def expect_kind(core, op: str, what: str, value, kind) -> None:

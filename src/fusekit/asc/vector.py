@@ -54,7 +54,7 @@ def _operands(op: str, dst, srcs: tuple, count):
     for src, (s0, s1) in zip(srcs, s_spans):
         if count and s0 < d_span[1] and d_span[0] < s1 and (s0, s1) != d_span:
             raise core.error(op, f"{src.name} (UB [{s0}, {s1})) partially overlaps the destination {dst.name} (UB "
-                                 f"[{d_span[0]}, {d_span[1]})): operands may overlap only completely", tensor=dst.name)
+                                 f"[{d_span[0]}, {d_span[1]})): operands may overlap only completely", tensor=dst.name, kind="partial-overlap")
     return core, count, d_span, s_spans
 
 
@@ -64,7 +64,7 @@ def _check_dtype(core, op: str, dst: LocalTensor) -> None:
         ok = ", ".join(sorted(core.soc.vector_dtypes.get(op, ())))
         hint = "; cast to float32 first" if dtype.is_float else ""
         raise core.error(op, f"{op} does not support {dtype.name} ({dst.name}) on {core.soc.name} (supported: {ok})"
-                             f"{hint}", tensor=dst.name)
+                             f"{hint}", tensor=dst.name, kind="unsupported")
 
 
 def _same_dtypes(core, op: str, tensors) -> dtypes.DataType:
@@ -77,18 +77,23 @@ def _same_dtypes(core, op: str, tensors) -> dtypes.DataType:
     return dtype
 
 
-def _record(core, op: str, dst: LocalTensor, d_span, srcs, s_spans, count: int) -> None:
+def _issue(core, op: str, dst: LocalTensor, d_span, srcs, s_spans, count: int, compute) -> None:
+    """Record a vector instruction whose effect is ``compute(out)`` into dst's first ``count`` elements."""
+    def effect():
+        with np.errstate(all="ignore"):  # the hardware does not warn about inf or NaN results
+            compute(dst.array(count))
+
     core.record(op, Pipe.V, reads=tuple(s.access(*sp) for s, sp in zip(srcs, s_spans)),
-                writes=(dst.access(*d_span),), count=count, nbytes=d_span[1] - d_span[0], dtype=dst.dtype.name)
+                writes=(dst.access(*d_span),), count=count, nbytes=d_span[1] - d_span[0], dtype=dst.dtype.name,
+                effect=effect)
 
 
 def _binary(op: str, ufunc):
     def instr(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:
         core, count, d_span, s_spans = _operands(op, dst, (src0, src1), count)
         _same_dtypes(core, op, (dst, src0, src1))
-        with np.errstate(all="ignore"):
-            ufunc(src0.array(count), src1.array(count), out=dst.array(count))
-        _record(core, op, dst, d_span, (src0, src1), s_spans, count)
+        _issue(core, op, dst, d_span, (src0, src1), s_spans, count,
+               lambda out: ufunc(src0.array(count), src1.array(count), out=out))
 
     instr.__name__ = op
     instr.__doc__ = f"``dst[i] = {op}(src0[i], src1[i])`` for i < count, on PIPE_V."
@@ -102,10 +107,8 @@ def _with_scalar(op: str, ufunc):
                                         f"{scalar.name} as scalar: the source tensor comes second, the scalar third",
                                     tensor=scalar.name)
         core, count, d_span, s_spans = _operands(op, dst, (src,), count)
-        dtype = _same_dtypes(core, op, (dst, src))
-        with np.errstate(all="ignore"):
-            ufunc(src.array(count), dtypes.to_scalar(scalar, dtype), out=dst.array(count))
-        _record(core, op, dst, d_span, (src,), s_spans, count)
+        value = dtypes.to_scalar(scalar, _same_dtypes(core, op, (dst, src)))
+        _issue(core, op, dst, d_span, (src,), s_spans, count, lambda out: ufunc(src.array(count), value, out=out))
 
     instr.__name__ = op
     instr.__doc__ = f"``dst[i] = {op[:-1]}(src[i], scalar)`` for i < count; scalar converted to the dtype first."
@@ -116,10 +119,7 @@ def _unary(op: str, fn):
     def instr(dst: LocalTensor, src: LocalTensor, count: int) -> None:
         core, count, d_span, s_spans = _operands(op, dst, (src,), count)
         _same_dtypes(core, op, (dst, src))
-        out = dst.array(count)
-        with np.errstate(all="ignore"):
-            out[...] = fn(src.array(count))
-        _record(core, op, dst, d_span, (src,), s_spans, count)
+        _issue(core, op, dst, d_span, (src,), s_spans, count, lambda out: np.copyto(out, fn(src.array(count))))
 
     instr.__name__ = op
     instr.__doc__ = f"``dst[i] = {op}(src[i])`` for i < count, on PIPE_V."
@@ -149,8 +149,8 @@ def duplicate(dst: LocalTensor, scalar, count: int) -> None:
     """``dst[i] = scalar`` for i < count (scalar converted to the dtype), on PIPE_V."""
     core, count, d_span, _ = _operands("duplicate", dst, (), count)
     _check_dtype(core, "duplicate", dst)
-    dst.array(count)[...] = dtypes.to_scalar(scalar, dst.dtype)
-    _record(core, "duplicate", dst, d_span, (), (), count)
+    value = dtypes.to_scalar(scalar, dst.dtype)
+    _issue(core, "duplicate", dst, d_span, (), (), count, lambda out: out.fill(value))
 
 
 # Conversions Cast supports on arch 2201 (AD-API 精度转换/Cast.md); on 2002 without bfloat16.
@@ -179,16 +179,15 @@ def cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) 
     pair = (src.dtype.name, dst.dtype.name)
     if pair not in _CASTS or (core.soc.arch == "2002" and "bfloat16" in pair):
         raise core.error(op, f"Cast {pair[0]} -> {pair[1]} is not available on {core.soc.name}; go through float32 or "
-                             "float16")
+                             "float16", kind="unsupported")
     if not isinstance(round_mode, RoundMode):
         raise core.error(op, f"round_mode must be an asc.RoundMode, got {round_mode!r} (argument order: dst, src, "
                              "round_mode, count)")
     if round_mode is RoundMode.CAST_ODD and not dst.dtype.is_float:
         raise core.error(op, "CAST_ODD rounds float conversions only; use CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND "
                              "or CAST_TRUNC for an integer destination")
-    with np.errstate(all="ignore"):
-        dst.array(count)[...] = convert(src.array(count), dst.dtype, round_mode)
-    _record(core, op, dst, d_span, (src,), s_spans, count)
+    _issue(core, op, dst, d_span, (src,), s_spans, count,
+           lambda out: np.copyto(out, convert(src.array(count), dst.dtype, round_mode)))
 
 
 def convert(x: np.ndarray, dtype: dtypes.DataType, mode: RoundMode = RoundMode.CAST_RINT) -> np.ndarray:
