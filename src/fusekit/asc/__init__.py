@@ -24,6 +24,15 @@ from .trace import Access, Instr, Mem, Pipe, Sync, SyncKind, Trace
 from .vector import (RoundMode, abs, add, adds, cast, div, duplicate, exp, ln, max, maxs, min, mins, mul, muls,
                      reciprocal, relu, rsqrt, sqrt, sub)
 
+
+
+def __getattr__(name: str):
+    """``asc.DataCopy`` and friends: point at pyasc's spelling instead of a bare AttributeError."""
+    from .names import unknown
+
+    raise AttributeError(unknown("asc", name, __all__))
+
+
 __all__ = [
     "Access", "ConstExpr", "DataCopyExtParams", "DataCopyPadExtParams", "DataType", "GlobalAddress", "GlobalTensor",
     "HardEvent", "Instr", "KernelError", "KernelFunction", "LaunchResult", "LocalTensor", "Mem", "Pipe", "PipeID",

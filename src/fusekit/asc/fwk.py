@@ -15,7 +15,8 @@ import enum
 from collections import deque as _fifo
 
 from . import dtypes
-from .runtime import KernelError, current, kernel_frame
+from .names import unknown
+from .runtime import KernelError, current, kernel_frame, running_core
 from .tensor import LocalTensor
 from .trace import Pipe, Sync, SyncKind
 
@@ -59,7 +60,18 @@ def _local_name(obj, fallback: str) -> str:
     return fallback
 
 
-class TPipe:
+class _Named:
+    """Turns a missing attribute (a C++ spelling, a call Ascend C lacks) into a clear KernelError."""
+
+    def __getattr__(self, name: str):
+        message = unknown(type(self).__name__, name, dir(type(self)))
+        core = running_core()
+        if name.startswith("__") or core is None:
+            raise AttributeError(message)
+        raise core.error(name, message)
+
+
+class TPipe(_Named):
     """``AscendC::TPipe``: owns the core's UB and hands it to queues and buffers."""
 
     def __init__(self):
@@ -126,7 +138,7 @@ class _Slot:
         return f"{self.file.rsplit('/', 1)[-1]}:{self.line}"
 
 
-class TQue:
+class TQue(_Named):
     """``AscendC::TQue<pos, depth>``: buffers passed between pipes with implicit synchronisation."""
 
     def __init__(self, position: TPosition, depth: int = 1):
@@ -239,7 +251,7 @@ class TQue:
         return LocalTensor(self.core, slot.addr, self.nbytes // dtype.sizeof(), dtype, f"{self.name}[{slot.index}]", slot)
 
 
-class TBuf:
+class TBuf(_Named):
     """``AscendC::TBuf<pos>``: a raw UB buffer; never enqueued or freed, so it carries no implicit sync."""
 
     def __init__(self, position: TPosition = TPosition.VECCALC):

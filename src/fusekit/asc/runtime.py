@@ -117,13 +117,18 @@ def _set_current(core: "Core | None") -> None:
     _running.core = core
 
 
+def running_core() -> "Core | None":
+    """The core this thread is executing, or None outside a kernel."""
+    return getattr(_running, "core", None)
+
+
 def current(op: str = "this call") -> Core:
     """The core executing now.
 
     Raises:
         KernelError: called outside a kernel launch.
     """
-    core = getattr(_running, "core", None)
+    core = running_core()
     if core is None:
         raise KernelError(op, "Ascend C device API called outside a kernel: launch the kernel with "
                               "kernel[core_num](*args)")
@@ -196,7 +201,7 @@ class KernelFunction:
         self.signature = inspect.signature(fn)
 
     def __call__(self, *args, **kwargs):
-        if getattr(_running, "core", None) is None:
+        if running_core() is None:
             raise TypeError(f"{self.fn.__name__} is an @asc.jit kernel: launch it with "
                             f"{self.fn.__name__}[core_num](*args), not {self.fn.__name__}(*args)")
         return self.fn(*args, **kwargs)

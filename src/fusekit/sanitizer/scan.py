@@ -1,0 +1,162 @@
+"""One pass over every memory access of a Trace: races (racecheck) and undefined reads (initcheck).
+
+racecheck: two accesses to overlapping bytes, at least one a write, neither happening before the
+other (``fusekit.hb``): RAW, WAR or WAW, between two pipes of a core (UB or GM) or two cores (GM).
+initcheck: a read of UB bytes never written (fresh UB is garbage, NaN-poisoned here), of
+DataCopyPad pad bytes left undefined (``is_pad=False``), or of output GM bytes no core has written;
+and, at the end, output GM bytes that no core wrote at all (the host would read garbage there).
+"""
+
+from __future__ import annotations
+
+from fusekit.asc.sync import HardEvent
+from fusekit.asc.trace import Access, Mem, Trace
+from fusekit.hb import CoreOrder
+
+from .findings import Finding
+from .shadow import DEFINED, UNDEFINED, UNWRITTEN, Shadow
+
+
+def scan(trace: Trace, orders: list[CoreOrder], outputs: "set[str] | None") -> tuple[list[Finding], list[Finding], list]:
+    """Race findings, initcheck findings and the racy instruction pairs ((core, index), (core, index)).
+
+    ``outputs``: GM buffers whose initial contents mean nothing (reads before a write are
+    reported); None: none are declared, and the buffers the kernel writes are checked as outputs
+    only for bytes left unwritten at the end.
+    """
+    return _Scan(trace, orders, outputs or set()).run(outputs)
+
+
+class _Scan:
+    def __init__(self, trace: Trace, orders: list[CoreOrder], declared: set[str]):
+        self.trace, self.orders = trace, orders
+        self.shadows: dict[tuple, Shadow] = {}
+        self.declared = declared
+        self.races: dict[tuple, Finding] = {}
+        self.inits: dict[tuple, Finding] = {}
+
+    def run(self, outputs: "set[str] | None"):
+        for core, i in self._program():
+            instr = self.trace.cores[core][i]
+            me = (core, i)
+            for acc in instr.reads:
+                self._read(me, acc)
+            for acc in instr.writes:
+                self._write(me, acc, DEFINED)
+            for acc in instr.undefined:
+                self._write(me, acc, UNDEFINED)
+        written = {name for (mem, name) in self.shadows if mem == "GM"}
+        for name in sorted(written | self.declared if outputs is None else self.declared):
+            self._never_written(name)
+        pairs = [(first, second) for (_, first, second) in self.races]
+        return list(self.races.values()), list(self.inits.values()), pairs
+
+    def _program(self):
+        """(core, index) of every instruction, in an order consistent with happens-before: by
+        sync_all epoch, then core, then program order."""
+        epochs = max((o.epoch[-1] for o in self.orders if o.epoch), default=0)
+        position = [0] * len(self.orders)
+        for epoch in range(epochs + 1):
+            for core, order in enumerate(self.orders):
+                i = position[core]
+                while i < len(order.epoch) and order.epoch[i] == epoch:
+                    yield core, i
+                    i += 1
+                position[core] = i
+
+    def _shadow(self, core: int, acc: Access) -> Shadow:
+        key = ("UB", core) if acc.mem is Mem.UB else ("GM", acc.buffer)
+        shadow = self.shadows.get(key)
+        if shadow is None:
+            fresh = UNWRITTEN if acc.mem is Mem.UB or acc.buffer in self.declared else DEFINED
+            shadow = self.shadows[key] = Shadow(fresh)
+        return shadow
+
+    def _ordered(self, a: tuple[int, int], b: tuple[int, int]) -> bool:
+        if a[0] == b[0]:
+            return a[1] == b[1] or self.orders[a[0]].before(a[1], b[1])
+        return self.orders[a[0]].epoch[a[1]] < self.orders[b[0]].epoch[b[1]]
+
+    def _read(self, me, acc: Access) -> None:
+        for start, stop, seg in self._shadow(me[0], acc).covering(acc.start, acc.stop):
+            if seg.writer is not None and not self._ordered(seg.writer, me):
+                self._race("RAW", seg.writer, me, acc, start, stop)
+            if seg.state != DEFINED:
+                self._uninitialized(me, acc, seg, start, stop)
+            seg.readers = [r for r in seg.readers if not self._ordered(r, me)] + [me]
+
+    def _write(self, me, acc: Access, state: int) -> None:
+        for start, stop, seg in self._shadow(me[0], acc).covering(acc.start, acc.stop):
+            if seg.writer is not None and not self._ordered(seg.writer, me):
+                self._race("WAW", seg.writer, me, acc, start, stop)
+            for reader in seg.readers:
+                if reader != me and not self._ordered(reader, me):
+                    self._race("WAR", reader, me, acc, start, stop)
+            seg.writer, seg.readers, seg.state = me, [], state
+
+    # -- findings --
+    def _instr(self, ref):
+        return self.trace.cores[ref[0]][ref[1]]
+
+    def _race(self, kind: str, first, second, acc: Access, start: int, stop: int) -> None:
+        key = (kind, first, second)
+        if key in self.races:
+            f = self.races[key]
+            f.start, f.stop = min(f.start, start), max(f.stop, stop)
+            return
+        a, b = self._instr(first), self._instr(second)
+        self.races[key] = Finding(
+            "racecheck", kind, _race_message(kind, a, b), acc.mem.value, acc.buffer, start, stop,
+            tuple(dict.fromkeys((a.core, b.core))), (a.pipe.value, b.pipe.value), (a.where, b.where), (a.op, b.op),
+            acc.tensor)
+
+    def _uninitialized(self, me, acc: Access, seg, start: int, stop: int) -> None:
+        key = (me, seg.state)
+        if key in self.inits:
+            f = self.inits[key]
+            f.start, f.stop = min(f.start, start), max(f.stop, stop)
+            return
+        reader = self._instr(me)
+        refs = [seg.writer, me] if seg.state == UNDEFINED and seg.writer is not None else [me]
+        instrs = [self._instr(r) for r in refs]
+        if acc.mem is Mem.GM:
+            kind, text = "uninitialized read", (f"reads output GM {acc.buffer} before any core wrote it: it holds "
+                                                "whatever was in memory; write it first or read an input")
+        elif seg.state == UNDEFINED:
+            kind, text = "undefined pad read", (f"reads UB bytes of {acc.tensor} that data_copy_pad left undefined "
+                                                "(is_pad=False pads to 32 B with garbage): read only the copied "
+                                                "elements or pass is_pad=True with a padding_value")
+        else:
+            kind, text = "uninitialized read", (f"reads UB bytes of {acc.tensor} that nothing wrote (fresh UB holds "
+                                                "garbage, NaN here): check the operand order (destination first) "
+                                                "and that the data was copied in")
+        self.inits[key] = Finding("initcheck", kind, text, acc.mem.value, acc.buffer, start, stop, (reader.core,),
+                                  tuple(i.pipe.value for i in instrs), tuple(i.where for i in instrs),
+                                  tuple(i.op for i in instrs), acc.tensor)
+
+    def _never_written(self, name: str) -> None:
+        size = self.trace.gm[name].nbytes if name in self.trace.gm else 0
+        shadow = self.shadows.get(("GM", name)) or Shadow(UNWRITTEN)
+        gaps = shadow.ranges(UNWRITTEN, size)
+        if gaps:
+            total = sum(b - a for a, b in gaps)
+            more = f" (and {len(gaps) - 1} more ranges, {total} B in all)" if len(gaps) > 1 else ""
+            self.inits[("never", name)] = Finding(
+                "initcheck", "output never written",
+                f"no core wrote these bytes of output {name}{more}: the host reads garbage there; check the "
+                "per-core ranges and the tail (a DataCopy length is rounded down to 32 B on the NPU)",
+                "GM", name, gaps[0][0], gaps[0][1], tensor=name)
+
+
+def _race_message(kind: str, a, b) -> str:
+    verb = {"RAW": ("writes", "reads"), "WAR": ("reads", "writes"), "WAW": ("writes", "writes")}[kind]
+    if a.core != b.core:
+        return (f"aiv({a.core}) {verb[0]} and aiv({b.core}) {verb[1]} the same GM bytes with no sync_all between "
+                "them: on the NPU the cores run at the same time, so the result depends on timing")
+    event = f"{a.pipe.value}_{b.pipe.value}"
+    fix = (f"set_flag/wait_flag(HardEvent.{event}, id) or pass the tensor through a TQue (enque/deque)"
+           if event in HardEvent.__members__ else "a pipe_barrier(PipeID.PIPE_ALL)")
+    return (f"PIPE_{a.pipe.value} {verb[0]} and PIPE_{b.pipe.value} {verb[1]} the same bytes with no synchronisation: "
+            f"the pipes run concurrently, so the {'read may see old data' if kind == 'RAW' else 'later access may land first'}; "
+            f"order them with {fix}")
+

@@ -1,0 +1,62 @@
+"""Shadow memory: for every byte range, its last writer, its readers since, and whether it is defined.
+
+Kept as sorted segments, split only where accesses begin and end, so a 16 KiB copy costs one
+segment, not 16 Ki entries. Race detection follows ThreadSanitizer's scheme: an access is checked
+against the last write and the reads since it; a race with an older access implies one with
+these (happens-before is transitive), so every racy location is reported at least once.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+# definedness of a byte range
+UNWRITTEN = 0   # never written (fresh UB is poisoned; an output GM buffer before the kernel writes it)
+DEFINED = 1
+UNDEFINED = 2   # written with garbage (DataCopyPad pad bytes with is_pad=False)
+
+
+class Segment:
+    __slots__ = ("writer", "readers", "state")
+
+    def __init__(self, writer, readers: list, state: int):
+        self.writer, self.readers, self.state = writer, readers, state
+
+    def copy(self) -> "Segment":
+        return Segment(self.writer, list(self.readers), self.state)
+
+
+class Shadow:
+    """Segments covering ``[0, inf)``; segment k covers ``[starts[k], starts[k + 1])``."""
+
+    def __init__(self, state: int):
+        self.starts = [0]
+        self.segments = [Segment(None, [], state)]
+
+    def _split(self, at: int) -> int:
+        k = bisect_right(self.starts, at) - 1
+        if self.starts[k] == at:
+            return k
+        self.starts.insert(k + 1, at)
+        self.segments.insert(k + 1, self.segments[k].copy())
+        return k + 1
+
+    def covering(self, start: int, stop: int) -> list[tuple[int, int, Segment]]:
+        """The segments of ``[start, stop)`` as (start, stop, segment), split at both ends."""
+        first = self._split(start)
+        last = self._split(stop)
+        bounds = self.starts[first:last + 1]
+        return [(bounds[i], bounds[i + 1], self.segments[first + i]) for i in range(last - first)]
+
+    def ranges(self, state: int, limit: int) -> list[tuple[int, int]]:
+        """Maximal byte ranges below ``limit`` whose state is ``state``."""
+        out: list[tuple[int, int]] = []
+        ends = self.starts[1:] + [limit]
+        for start, stop, seg in zip(self.starts, ends, self.segments):
+            stop = min(stop, limit)
+            if seg.state == state and start < stop:
+                if out and out[-1][1] == start:
+                    out[-1] = (out[-1][0], stop)
+                else:
+                    out.append((start, stop))
+        return out
