@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import json
 import os
 import sys
 import tempfile
@@ -19,7 +20,9 @@ import numpy as np
 
 from fusekit import tiling
 from fusekit.asc import KernelError
+from fusekit.check import DEFAULT_SIZES, CheckError, check_file, parse_arg
 from fusekit.ops import fused_add_scale as fas
+from fusekit.sanitizer import Report, analyze
 from fusekit.soc import SOCS
 from fusekit.verify import compare
 
@@ -84,7 +87,32 @@ def _parser() -> argparse.ArgumentParser:
                      help="native: compute in the dtype; fp32: cast to float32 in UB (default: native, fp32 for bfloat16)")
     run.add_argument("--seed", type=_bounded(0, None), default=0, help="seed of the random input (default 0)")
     run.add_argument("-o", "--output", type=Path, help="write y to this .npy file (atomically)")
+    run.add_argument("--sanitize", action="store_true",
+                     help="also run the sanitizer (memcheck, racecheck, initcheck, synccheck); exit 1 on findings")
     run.set_defaults(func=_run)
+
+    check = sub.add_parser("check", help="sanitize your own kernel file over a sweep of sizes",
+                           description="Sanitize an @asc.jit kernel file at several sizes (zero, tiny, aligned, "
+                                       "unaligned), building its arguments from its parameter names (see "
+                                       "fusekit.check). Exit 0: no findings, 1: findings, 2: bad input.")
+    check.add_argument("file", type=Path, help="Python file with the @asc.jit kernel")
+    check.add_argument("--kernel", help="kernel name, if the file has several")
+    check.add_argument("--sizes", type=_sizes, default=DEFAULT_SIZES,
+                       help=f"comma-separated element counts (default {','.join(map(str, DEFAULT_SIZES))})")
+    check.add_argument("--dtype", choices=list(DTYPES), help="element type (default: op_info.json's first, else float16)")
+    check.add_argument("--soc", choices=list(SOCS), default=None, help="SoC to simulate (default Ascend910B1)")
+    check.add_argument("--cores", type=_bounded(1, 65535), default=None, help="most cores to use (default: all)")
+    check.add_argument("--buffer-num", type=_bounded(1, 8), default=2, help="BUFFER_NUM given to the tiling (default 2)")
+    check.add_argument("--outputs", type=lambda t: [x for x in t.split(",") if x],
+                       help="comma-separated GM parameters that are outputs")
+    check.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
+                       help="value of a kernel parameter (Python literal); repeatable")
+    check.add_argument("--replay", action="store_true", help="replay races in an adversarial order to show the "
+                                                             "values the NPU could produce")
+    check.add_argument("--no-strict", dest="strict", action="store_false",
+                       help="reproduce the NPU's silent DataCopy round-down instead of stopping on it")
+    check.add_argument("--json", action="store_true", help="print the reports as JSON")
+    check.set_defaults(func=_check)
     return parser
 
 
@@ -109,6 +137,28 @@ def _version() -> str:
         return "unknown"
 
 
+def _sizes(text: str) -> tuple[int, ...]:
+    parse = _bounded(0, None)
+    return tuple(parse(part) for part in text.split(",") if part.strip())
+
+
+def _check(args: argparse.Namespace) -> int:
+    try:
+        overrides = dict(parse_arg(text) for text in args.arg)
+        results = check_file(args.file, kernel=args.kernel, sizes=args.sizes, dtype=args.dtype, soc=args.soc,
+                             cores=args.cores, buffer_num=args.buffer_num, outputs=args.outputs, args=overrides,
+                             replay=args.replay, strict=args.strict)
+    except (CheckError, TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps([{"n": r.n, "block_dim": r.block_dim, **json.loads(r.report.to_json())} for r in results],
+                         indent=2))
+    else:
+        for r in results:
+            print(f"n = {r.n}: {r.report.to_text()}")
+    return 1 if any(not r.report.ok for r in results) else 0
+
+
 def _run(args: argparse.Namespace) -> int:
     x1, x2, origin = _inputs(args)
     if args.output is not None:
@@ -118,6 +168,12 @@ def _run(args: argparse.Namespace) -> int:
                          precision=args.precision)
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
+    except KernelError as exc:
+        if not args.sanitize:
+            raise
+        print(Report(fas.KERNEL.__name__, exc.trace.block_dim, analyze(exc.trace, error=exc, outputs={"y"}),
+                     exc).to_text())
+        return 1
 
     n = x1.size
     print(f"FusedAddScale  y = (x1 + x2) * scale   [{origin}; {x1.dtype} {list(x1.shape)}, n = {n:,}; "
@@ -146,6 +202,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.output is not None:
         _save_atomic(args.output, result.y)
         print(f"wrote y to {args.output}")
+    if args.sanitize:
+        reports = [Report(fas.KERNEL.__name__, launch.trace.block_dim, analyze(launch.trace, outputs={"y"}))
+                   for launch in result.launches]
+        print("sanitizer: " + ("no findings" if all(r.ok for r in reports) else
+                               "\n".join(r.to_text() for r in reports if not r.ok)))
+        ok = ok and all(r.ok for r in reports)
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 

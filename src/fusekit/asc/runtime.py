@@ -14,6 +14,7 @@ import os
 import sys
 import threading
 import time
+import typing
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
@@ -153,7 +154,7 @@ class ConstExpr:
     """Marks a compile-time constant parameter: ``TILE: asc.ConstExpr[int]``."""
 
     def __class_getitem__(cls, item):
-        return cls
+        return typing.Annotated[item, cls]
 
 
 class GlobalAddress:
@@ -287,9 +288,14 @@ def _bind(kernel: KernelFunction, args: tuple, kwargs: dict) -> dict[str, Any]:
     return {name: _to_device(name, value, _annotation(params[name])) for name, value in bound.arguments.items()}
 
 
+def annotation_text(param: inspect.Parameter) -> str:
+    """A parameter's annotation as text (``from __future__ import annotations`` makes them strings anyway)."""
+    return param.annotation if isinstance(param.annotation, str) else repr(param.annotation)
+
+
 def _annotation(param: inspect.Parameter) -> str:
-    """'ConstExpr', 'GlobalAddress' or '' for a kernel parameter (annotations may be strings)."""
-    text = param.annotation if isinstance(param.annotation, str) else getattr(param.annotation, "__name__", "")
+    """'ConstExpr', 'GlobalAddress' or '' for a kernel parameter."""
+    text = annotation_text(param)
     return next((kind for kind in ("ConstExpr", "GlobalAddress") if kind in text), "")
 
 

@@ -34,6 +34,7 @@ class _Scan:
         self.declared = declared
         self.races: dict[tuple, Finding] = {}
         self.inits: dict[tuple, Finding] = {}
+        self.gm_written: dict[str, list[tuple[int, int]]] = {}
 
     def run(self, outputs: "set[str] | None"):
         for core, i in self._program():
@@ -45,8 +46,7 @@ class _Scan:
                 self._write(me, acc, DEFINED)
             for acc in instr.undefined:
                 self._write(me, acc, UNDEFINED)
-        written = {name for (mem, name) in self.shadows if mem == "GM"}
-        for name in sorted(written | self.declared if outputs is None else self.declared):
+        for name in sorted(set(self.gm_written) | self.declared if outputs is None else self.declared):
             self._never_written(name)
         pairs = [(first, second) for (_, first, second) in self.races]
         return list(self.races.values()), list(self.inits.values()), pairs
@@ -86,6 +86,8 @@ class _Scan:
             seg.readers = [r for r in seg.readers if not self._ordered(r, me)] + [me]
 
     def _write(self, me, acc: Access, state: int) -> None:
+        if acc.mem is Mem.GM:
+            self.gm_written.setdefault(acc.buffer, []).append((acc.start, acc.stop))
         for start, stop, seg in self._shadow(me[0], acc).covering(acc.start, acc.stop):
             if seg.writer is not None and not self._ordered(seg.writer, me):
                 self._race("WAW", seg.writer, me, acc, start, stop)
@@ -136,8 +138,12 @@ class _Scan:
 
     def _never_written(self, name: str) -> None:
         size = self.trace.gm[name].nbytes if name in self.trace.gm else 0
-        shadow = self.shadows.get(("GM", name)) or Shadow(UNWRITTEN)
-        gaps = shadow.ranges(UNWRITTEN, size)
+        gaps, reached = [], 0
+        for start, stop in sorted(self.gm_written.get(name, [])) + [(size, size)]:
+            if start > reached:
+                gaps.append((reached, min(start, size)))
+            reached = max(reached, stop)
+        gaps = [(a, b) for a, b in gaps if a < b]
         if gaps:
             total = sum(b - a for a, b in gaps)
             more = f" (and {len(gaps) - 1} more ranges, {total} B in all)" if len(gaps) > 1 else ""

@@ -47,16 +47,3 @@ class Shadow:
         last = self._split(stop)
         bounds = self.starts[first:last + 1]
         return [(bounds[i], bounds[i + 1], self.segments[first + i]) for i in range(last - first)]
-
-    def ranges(self, state: int, limit: int) -> list[tuple[int, int]]:
-        """Maximal byte ranges below ``limit`` whose state is ``state``."""
-        out: list[tuple[int, int]] = []
-        ends = self.starts[1:] + [limit]
-        for start, stop, seg in zip(self.starts, ends, self.segments):
-            stop = min(stop, limit)
-            if seg.state == state and start < stop:
-                if out and out[-1][1] == start:
-                    out[-1] = (out[-1][0], stop)
-                else:
-                    out.append((start, stop))
-        return out
