@@ -1,14 +1,17 @@
 """``fusekit run``: output, exit codes, .npy inputs and outputs, bad input."""
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
 
 from fusekit.cli import main
+from fusekit.ops import fused_add_scale as fas
 
 
 def run_cli(capsys, *argv):
@@ -168,3 +171,69 @@ def test_entry_point_exit_codes_and_no_traceback(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "fusekit.cli", "run", "fused_add_scale", "--x1", "missing.npy",
                           "--x2", "missing.npy"], capture_output=True, text=True, cwd=tmp_path)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "no such file" in bad.stderr
+
+
+RACY_KERNEL = '''
+from fusekit import asc
+
+
+@asc.jit
+def scale_raw(x: asc.GlobalAddress, y: asc.GlobalAddress, n: int, scale: float):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, n)
+    yg = asc.GlobalTensor()
+    yg.set_global_buffer(y, n)
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf=buf, num=8192)
+    t = buf.get(asc.float16)
+    if n > 0:
+        asc.data_copy_pad(t, xg, asc.DataCopyExtParams(1, n * 2, 0, 0, 0),
+                          asc.DataCopyPadExtParams(asc.float16, False, 0, 0, 0))
+        asc.muls(t, t, scale, n)
+        asc.data_copy_pad(yg, t, asc.DataCopyExtParams(1, n * 2, 0, 0, 0))
+'''
+
+
+def test_check_the_shipped_kernel_is_clean(capsys):
+    kernel_file = Path(fas.__file__).with_name("kernel.py")
+    code = main(["check", str(kernel_file), "--sizes", "0,17,4096"])
+    out = capsys.readouterr().out
+    assert code == 0 and out.count("no findings") == 3
+
+
+def test_check_a_racy_user_kernel(tmp_path, capsys):
+    path = tmp_path / "scale_raw.py"
+    path.write_text(RACY_KERNEL)
+    code = main(["check", str(path), "--sizes", "17,100", "--replay"])
+    out = capsys.readouterr().out
+    assert code == 1 and "racecheck" in out and "asc.muls(t, t, scale, n)" in out and "race replay" in out
+    code = main(["check", str(path), "--sizes", "17", "--json"])
+    reports = json.loads(capsys.readouterr().out)
+    assert code == 1 and reports[0]["n"] == 17 and not reports[0]["ok"]
+    kinds = {(f["tool"], f["kind"], tuple(f["pipes"])) for f in reports[0]["findings"]}
+    assert ("racecheck", "RAW", ("MTE2", "V")) in kinds and ("racecheck", "RAW", ("V", "MTE3")) in kinds
+
+
+@pytest.mark.parametrize("content, argv, match", [
+    (None, [], "no such file"),
+    ("def broken(:\n", [], "failed to import: SyntaxError"),
+    ("x = 1\n", [], "expected one @asc.jit kernel"),
+    (RACY_KERNEL.replace("scale: float", "mystery"), [], "pass it with --arg mystery=VALUE"),
+    (RACY_KERNEL, ["--kernel", "nope"], "no @asc.jit kernel 'nope'"),
+    (RACY_KERNEL, ["--arg", "scale"], "expected NAME=VALUE"),
+    (RACY_KERNEL, ["--sizes", "1,-2"], "must be >= 0"),
+])
+def test_check_bad_input_exits_2(tmp_path, capsys, content, argv, match):
+    path = tmp_path / "k.py"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(SystemExit) as exc:
+        main(["check", str(path), *argv])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and match in err and err.count("\n") == 1
+
+
+def test_run_sanitize(capsys):
+    code, out, _ = run_cli(capsys, "--size", "70001", "--sanitize", "--cores", "7")
+    assert code == 0 and "sanitizer: no findings" in out
