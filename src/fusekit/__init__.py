@@ -3,5 +3,6 @@
 from fusekit import asc
 from fusekit.asc import KernelError
 from fusekit.ops.fused_add_scale import fused_add_scale
+from fusekit.sanitizer import sanitize
 
-__all__ = ["asc", "KernelError", "fused_add_scale"]
+__all__ = ["asc", "KernelError", "fused_add_scale", "sanitize"]

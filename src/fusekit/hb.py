@@ -40,6 +40,8 @@ class CoreOrder:
         clock: per instruction, instructions of each pipe finished before it starts.
         epoch: per instruction, ``sync_all`` calls the core passed before it.
         matched: per wait instruction, the index of the set it pairs with (absent: none).
+        hung: per instruction, whether it comes after a ``wait_flag`` that no earlier ``set_flag``
+            releases: that pipe hangs and with it the kernel, so on the NPU it never completes.
     """
 
     pipe: list[int]
@@ -47,6 +49,7 @@ class CoreOrder:
     clock: list[tuple[int, int, int, int]]
     epoch: list[int]
     matched: dict[int, int]
+    hung: list[bool]
 
     def before(self, a: int, b: int) -> bool:
         """Whether instruction ``a`` finishes before instruction ``b`` starts (``a`` precedes ``b`` in program order)."""
@@ -59,10 +62,12 @@ def core_order(instrs: list[Instr]) -> CoreOrder:
     issued = [0, 0, 0, 0]                       # instructions issued per pipe
     know = [[0, 0, 0, 0] for _ in PIPES]        # know[p][q]: q-instructions finished before p's next one
     pending: dict[tuple, deque] = defaultdict(deque)
-    pipe, seq, clock, epoch, matched = [], [], [], [], {}
+    pipe, seq, clock, epoch, matched, hung = [], [], [], [], {}, []
+    stuck = False
     passed = 0
     for i, instr in enumerate(instrs):
         p = PIPE_INDEX[instr.pipe]
+        hung.append(stuck)
         pipe.append(p)
         seq.append(issued[p])
         issued[p] += 1
@@ -79,10 +84,12 @@ def core_order(instrs: list[Instr]) -> CoreOrder:
             j, token = pending[sync.event].popleft()
             matched[i] = j
             know[p] = [max(x, y) for x, y in zip(know[p], token)]
+        elif sync.kind is SyncKind.WAIT and sync.event[0] == "flag":
+            stuck = True
         elif sync.kind is SyncKind.ALL or (sync.kind is SyncKind.BARRIER and sync.event == ("PIPE_ALL",)):
             passed += sync.kind is SyncKind.ALL
             know = [list(issued) for _ in PIPES]
-    return CoreOrder(pipe, seq, clock, epoch, matched)
+    return CoreOrder(pipe, seq, clock, epoch, matched, hung)
 
 
 def trace_order(trace) -> list[CoreOrder]:

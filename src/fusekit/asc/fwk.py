@@ -168,7 +168,8 @@ class TQue(_Named):
         if not self.free:
             held = ", ".join(f"[{s.index}] {s.state} at {s.where}" for s in self.slots)
             raise core.error(op, f"{self.name}: all {len(self.slots)} buffers are in use ({held}); on the NPU this "
-                                 "alloc waits forever. free_tensor each buffer after its last use", tensor=self.name, kind="deadlock")
+                                 "alloc waits forever. free_tensor each buffer after its last use", tensor=self.name,
+                             pipes=(self.consumer.value, self.producer.value), kind="deadlock")
         slot = self.free.popleft()
         self._move(core, slot, "allocated")
         core.record(op, self.producer, sync=Sync(SyncKind.WAIT, self.consumer, self.producer, ("free", self.qid, slot.index)))
@@ -183,7 +184,8 @@ class TQue(_Named):
                                  "can be enqueued, once", tensor=tensor.name, kind="illegal-enque")
         if len(self.queued) >= self.depth:
             raise core.error(op, f"{self.name} already holds {len(self.queued)} tensor(s), its depth; deque before "
-                                 "enqueuing more or declare a deeper TQue", tensor=tensor.name, kind="deadlock")
+                                 "enqueuing more or declare a deeper TQue", tensor=tensor.name,
+                             pipes=(self.consumer.value, self.producer.value), kind="deadlock")
         self._move(core, slot, "enqueued")
         self.queued.append(slot)
         core.record(op, self.producer, sync=Sync(SyncKind.SET, self.producer, self.consumer, ("data", self.qid, slot.index)))
@@ -193,7 +195,8 @@ class TQue(_Named):
         core, op = self._ready("deque")
         if not self.queued:
             raise core.error(op, f"{self.name} is empty: nothing was enqueued (deadlock: on the NPU this deque waits "
-                                 "forever). Every deque needs an earlier enque", tensor=self.name, kind="deadlock")
+                                 "forever). Every deque needs an earlier enque", tensor=self.name,
+                             pipes=(self.producer.value, self.consumer.value), kind="deadlock")
         slot = self.queued.popleft()
         self._move(core, slot, "dequeued")
         core.record(op, self.consumer, sync=Sync(SyncKind.WAIT, self.producer, self.consumer, ("data", self.qid, slot.index)))

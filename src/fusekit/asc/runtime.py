@@ -43,11 +43,16 @@ class KernelError(RuntimeError):
         file, line: where the kernel source made the call.
         tensor: the tensor involved, if one is.
         start, stop: element range ``[start, stop)`` involved, if any.
+        mem, buffer, byte_range: the memory (``GM``/``UB``), buffer name and byte range involved, if any.
+        pipes: the pipes a deadlock is between (waiting on, waiting), if it is one.
     """
 
     def __init__(self, op: str, detail: str, *, core: int | None = None, file: str = "", line: int = 0,
-                 tensor: str = "", start: int | None = None, stop: int | None = None, kind: str = "api"):
+                 tensor: str = "", start: int | None = None, stop: int | None = None, kind: str = "api",
+                 mem: str = "", buffer: str = "", byte_range: tuple[int, int] | None = None,
+                 pipes: tuple[str, ...] = ()):
         self.op, self.detail, self.core, self.kind = op, detail, core, kind
+        self.mem, self.buffer, self.byte_range, self.pipes = mem, buffer, byte_range, pipes
         self.trace: Trace | None = None  # what the launch executed before the error
         self.file, self.line, self.tensor, self.start, self.stop = file, line, tensor, start, stop
         where = f" on aiv({core})" if core is not None else ""

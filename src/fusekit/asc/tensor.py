@@ -85,7 +85,8 @@ class GlobalTensor:
         lo = self.offset + first
         hi = lo + count
         name, view_hi = self.gm.name, self.base + self.size
-        where = dict(tensor=name, start=lo, stop=hi)
+        size = self.gm.dtype.sizeof()
+        where = dict(tensor=name, start=lo, stop=hi, mem="GM", buffer=name, byte_range=(lo * size, hi * size))
         if lo < self.base or hi > view_hi:
             raise core.error(op, f"accesses {name} elements [{lo}, {hi}) outside its GlobalTensor view "
                                  f"[{self.base}, {view_hi}); check the offset and count against the size given to "
@@ -93,7 +94,6 @@ class GlobalTensor:
         if lo < 0 or hi > self.gm.length:
             raise core.error(op, f"accesses {name} elements [{lo}, {hi}) outside the GM buffer {name} of "
                                  f"{self.gm.length} elements; check the view set by set_global_buffer", **where, kind="out-of-bounds")
-        size = self.gm.dtype.sizeof()
         return lo * size, hi * size
 
     def access(self, start: int, stop: int) -> Access:
@@ -101,7 +101,9 @@ class GlobalTensor:
 
     def describe(self, count: int) -> dict:
         """KernelError location fields for ``count`` elements from here."""
-        return dict(tensor=self.name, start=self.offset, stop=self.offset + count)
+        size = self.gm.dtype.sizeof()
+        return dict(tensor=self.name, start=self.offset, stop=self.offset + count, mem="GM", buffer=self.name,
+                    byte_range=(self.offset * size, (self.offset + count) * size))
 
     def _check_set(self, op: str) -> None:
         if self.gm is None:
@@ -164,19 +166,21 @@ class LocalTensor:
         """UB byte range of elements ``[first, first + count)``, checked against the tensor's length."""
         if core is not self.core:
             raise core.error(op, f"{self.name} belongs to aiv({self.core.idx})'s UB, not this core's", kind="out-of-bounds")
+        size = self.dtype.sizeof()
         if first < 0 or count < 0 or first + count > self.length:
             raise core.error(op, f"accesses {self.name} elements [{first}, {first + count}) but the tensor has "
                                  f"{max(self.length, 0)} elements; lower the count or allocate a larger buffer",
-                             tensor=self.name, start=first, stop=first + count, kind="out-of-bounds")
-        size = self.dtype.sizeof()
+                             kind="out-of-bounds", **self.describe(count, first))
         return self.addr + first * size, self.addr + (first + count) * size
 
     def access(self, start: int, stop: int) -> Access:
         return Access(Mem.UB, "UB", start, stop, self.name)
 
-    def describe(self, count: int) -> dict:
-        """KernelError location fields for ``count`` elements from here."""
-        return dict(tensor=self.name, start=0, stop=count)
+    def describe(self, count: int, first: int = 0) -> dict:
+        """KernelError location fields for elements ``[first, first + count)`` of this tensor."""
+        size = self.dtype.sizeof()
+        return dict(tensor=self.name, start=first, stop=first + count, mem="UB", buffer="UB",
+                    byte_range=(self.addr + first * size, self.addr + (first + count) * size))
 
     def array(self, count: int) -> np.ndarray:
         """numpy view of the first ``count`` elements (no checks: call :meth:`span` first)."""

@@ -51,7 +51,8 @@ def _analyze(trace: Trace, orders, error, outputs) -> tuple[list[Finding], list]
     races, inits, pairs = scan(trace, orders, None if outputs is None else set(outputs))
     findings = [from_error(error)] if error is not None else []
     findings += block_overlaps(trace, orders) + races + inits + synccheck(trace)
-    if error is not None:  # bytes of a stopped kernel are unwritten because it stopped, not a finding of its own
+    if error is not None or any(f.kind == "deadlock" for f in findings):
+        # bytes a stopped or hung kernel did not write are a consequence, not a finding of their own
         findings = [f for f in findings if f.kind != "output never written"]
     return sorted(merge(findings), key=lambda f: TOOLS.index(f.tool)), pairs
 
@@ -86,6 +87,7 @@ class Sanitizer:
         return launcher
 
     def run(self, core_num: int, args: tuple, kwargs: dict) -> Report:
+        self._check_outputs(args, kwargs)
         pristine = _copy_arrays(args, kwargs) if self.replay else None
         error = None
         try:
@@ -98,6 +100,17 @@ class Sanitizer:
         if pristine is not None and pairs and error is None:
             report.replay = self._replay(core_num, trace, orders, pairs, args, kwargs, pristine)
         return report
+
+    def _check_outputs(self, args: tuple, kwargs: dict) -> None:
+        if self.outputs is None:
+            return
+        if isinstance(self.outputs, str):
+            self.outputs = [self.outputs]
+        arrays = _arrays_by_name(self.kernel, args, kwargs)
+        unknown = sorted(set(self.outputs) - set(arrays))
+        if unknown:
+            raise ValueError(f"outputs={unknown} are not GM arguments of {self.kernel.fn.__name__}; its GM arguments "
+                             f"are {', '.join(arrays) or 'none'}")
 
     def _replay(self, core_num: int, trace: Trace, orders, pairs, args: tuple, kwargs: dict,
                 pristine) -> dict[str, str]:
@@ -113,6 +126,9 @@ class Sanitizer:
         after = _arrays_by_name(self.kernel, replay_args, replay_kwargs)
         diffs = {name: _difference(before[name], after[name]) for name in before}
         diffs = {name: text for name, text in diffs.items() if text}
+        if not executor.reordered:
+            return {"(replay)": "no race could be replayed: races between cores, and races whose first access is a "
+                                "scalar read, are not reordered"}
         return diffs or {"(replay)": f"{executor.reordered} racy pair(s) reordered; the outputs happen to be the same"}
 
 
@@ -122,7 +138,10 @@ def _copy_arrays(args: tuple, kwargs: dict):
 
 
 def _arrays_by_name(kernel: KernelFunction, args: tuple, kwargs: dict) -> dict[str, np.ndarray]:
-    bound = inspect.signature(kernel.fn).bind(*args, **kwargs)
+    try:
+        bound = inspect.signature(kernel.fn).bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"{kernel.fn.__name__}: {exc}") from None
     return {k: v for k, v in bound.arguments.items() if isinstance(v, np.ndarray)}
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import linecache
 import os
+import re
 from dataclasses import asdict, dataclass, field
 
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck", "api")
@@ -54,7 +55,8 @@ class Finding:
 
     @property
     def key(self) -> tuple:
-        return self.tool, self.kind, self.pipes, self.locations
+        """Repeats share tool, kind, pipes, source lines and tensor (whichever buffer of a queue it was)."""
+        return self.tool, self.kind, self.pipes, self.locations, re.sub(r"\[\d+\]", "", self.tensor)
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -67,7 +69,9 @@ def merge(findings: list[Finding]) -> list[Finding]:
     merged: dict[tuple, Finding] = {}
     for f in findings:
         if f.key in merged:
-            merged[f.key].count += f.count
+            kept = merged[f.key]
+            kept.count += f.count
+            kept.cores = tuple(sorted(set(kept.cores) | set(f.cores)))
         else:
             merged[f.key] = f
     return list(merged.values())

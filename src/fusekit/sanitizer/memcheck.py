@@ -31,8 +31,9 @@ def from_error(error: KernelError) -> Finding:
     tool = TOOL_OF_KIND.get(error.kind, "memcheck")
     location = (f"{error.file}:{error.line}",) if error.file else ()
     cores = () if error.core is None else (error.core,)
-    return Finding(tool, error.kind, error.detail, cores=cores, locations=location, ops=(error.op,),
-                   tensor=error.tensor)
+    start, stop = error.byte_range or (0, 0)
+    return Finding(tool, error.kind, error.detail, error.mem, error.buffer, start, stop, cores, error.pipes, location,
+                   (error.op,), error.tensor)
 
 
 def block_overlaps(trace: Trace, orders: list[CoreOrder]) -> list[Finding]:
@@ -63,7 +64,9 @@ def block_overlaps(trace: Trace, orders: list[CoreOrder]) -> list[Finding]:
                         (first.core, core), (first.pipe.value, instr.pipe.value), (first.where, instr.where),
                         (first.op, instr.op), buffer)
                 else:
-                    findings[key].count += 1
+                    found = findings[key]
+                    found.count += 1
+                    found.cores = tuple(sorted(set(found.cores) | {first.core, core}))
             if core not in reach or hi > reach[core][1]:
                 reach[core] = (lo, hi, core, instr)
     return list(findings.values())

@@ -48,7 +48,7 @@ class _Scan:
                 self._write(me, acc, UNDEFINED)
         for name in sorted(set(self.gm_written) | self.declared if outputs is None else self.declared):
             self._never_written(name)
-        pairs = [(first, second) for (_, first, second) in self.races]
+        pairs = list(dict.fromkeys((first, second) for (_, first, second, _) in self.races))
         return list(self.races.values()), list(self.inits.values()), pairs
 
     def _program(self):
@@ -60,7 +60,8 @@ class _Scan:
             for core, order in enumerate(self.orders):
                 i = position[core]
                 while i < len(order.epoch) and order.epoch[i] == epoch:
-                    yield core, i
+                    if not order.hung[i]:  # behind a deadlocked wait: it never runs
+                        yield core, i
                     i += 1
                 position[core] = i
 
@@ -101,7 +102,7 @@ class _Scan:
         return self.trace.cores[ref[0]][ref[1]]
 
     def _race(self, kind: str, first, second, acc: Access, start: int, stop: int) -> None:
-        key = (kind, first, second)
+        key = (kind, first, second, acc)
         if key in self.races:
             f = self.races[key]
             f.start, f.stop = min(f.start, start), max(f.stop, stop)
@@ -113,7 +114,7 @@ class _Scan:
             acc.tensor)
 
     def _uninitialized(self, me, acc: Access, seg, start: int, stop: int) -> None:
-        key = (me, seg.state)
+        key = (me, seg.state, acc)
         if key in self.inits:
             f = self.inits[key]
             f.start, f.stop = min(f.start, start), max(f.stop, stop)

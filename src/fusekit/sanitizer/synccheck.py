@@ -36,7 +36,8 @@ def synccheck(trace: Trace) -> list[Finding]:
                                              core, pipes, [instr]))
                 if pending[sync.event]:
                     findings.append(_finding("redundant set_flag", f"HardEvent.{event} id {event_id} is set again "
-                                             "before anything waited on it: the flag is one bit, so one set is lost; "
+                                             "before anything waited on it: the flag is one bit, so the two sets can "
+                                             "merge and a later wait_flag then hangs or pairs with the wrong producer; "
                                              "wait_flag between the two sets or use another event id",
                                              core, pipes, [pending[sync.event][-1], instr]))
                 pending[sync.event].append(instr)
