@@ -953,7 +953,7 @@ def test_cast_float32_to_int64_saturates():
 
 
 @pytest.mark.parametrize("src, dst, soc", [
-    (np.float16, ml_dtypes.bfloat16, None), (np.int32, np.int16, None), (np.float32, np.float32, None),
+    (np.float16, ml_dtypes.bfloat16, None), (np.int32, np.int16, None),
     (np.float32, ml_dtypes.bfloat16, "Ascend310P3"),
 ])
 def test_cast_unsupported_pair_raises(src, dst, soc):
@@ -961,6 +961,11 @@ def test_cast_unsupported_pair_raises(src, dst, soc):
     launch = {"soc": soc} if soc else {}
     with raises_at(cast_kernel, "cast", rf"Cast {src_name} -> {dst_name} is not available on {soc or 'Ascend910B1'}"):
         cast_kernel[1](np.zeros(64, src), np.zeros(64, dst), RM.CAST_RINT, 64, **launch)
+
+
+def test_cast_to_the_same_dtype_points_at_data_copy():
+    with raises_at(cast_kernel, "cast", "cast from float32 to itself: copy within UB with data_copy"):
+        cast_kernel[1](np.zeros(64, np.float32), np.zeros(64, np.float32), RM.CAST_RINT, 64)
 
 
 def test_cast_bad_round_mode_raises():
@@ -1098,7 +1103,7 @@ def test_sync_all_on_some_cores_only_is_a_deadlock(who, waiting, done):
     with pytest.raises(asc.KernelError, match=rf"sync_all.*deadlock: aiv\({waiting}\) wait in sync_all but "
                                               rf"aiv\({done}\) finished without calling it") as info:
         sync_kernel[2](np.zeros(4, np.int32), who)
-    assert info.value.core == waiting
+    assert info.value.core == waiting and info.value.file == THIS_FILE and info.value.line > 0
 
 
 @asc.jit

@@ -237,3 +237,87 @@ def test_check_bad_input_exits_2(tmp_path, capsys, content, argv, match):
 def test_run_sanitize(capsys):
     code, out, _ = run_cli(capsys, "--size", "70001", "--sanitize", "--cores", "7")
     assert code == 0 and "sanitizer: no findings" in out
+
+
+AXPY_KERNEL = '''
+from fusekit import asc
+from axpy_helpers import axpy_tile
+
+
+@asc.jit
+def axpy(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, n: int, a: float):
+    """z = a * x + y: y is only read, although its name looks like an output."""
+    asc.printf("n=%d", n)
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, n)
+    yg = asc.GlobalTensor()
+    yg.set_global_buffer(y, n)
+    zg = asc.GlobalTensor()
+    zg.set_global_buffer(z, n)
+    pipe = asc.TPipe()
+    q_x = asc.TQue(asc.TPosition.VECIN, 1)
+    q_y = asc.TQue(asc.TPosition.VECIN, 1)
+    q_z = asc.TQue(asc.TPosition.VECOUT, 1)
+    pipe.init_buffer(que=q_x, num=1, len=8192)
+    pipe.init_buffer(que=q_y, num=1, len=8192)
+    pipe.init_buffer(que=q_z, num=1, len=8192)
+    if n > 0:
+        axpy_tile(n, a, xg, yg, zg, q_x, q_y, q_z)
+'''
+
+AXPY_HELPERS = '''
+from fusekit import asc
+from fusekit.ops.elementwise import load, store
+
+
+@asc.jit
+def axpy_tile(n: int, a: float, xg: asc.GlobalTensor, yg: asc.GlobalTensor, zg: asc.GlobalTensor,
+              q_x: asc.TQue, q_y: asc.TQue, q_z: asc.TQue):
+    x = q_x.alloc_tensor(xg.dtype)
+    y = q_y.alloc_tensor(yg.dtype)
+    load(x, xg, n)
+    load(y, yg, n)
+    q_x.enque(x)
+    q_y.enque(y)
+    x = q_x.deque(xg.dtype)
+    y = q_y.deque(yg.dtype)
+    z = q_z.alloc_tensor(zg.dtype)
+    asc.muls(z, x, a, n)
+    asc.add(z, z, y, n)
+    q_z.enque(z)
+    q_x.free_tensor(x)
+    q_y.free_tensor(y)
+    z = q_z.deque(zg.dtype)
+    store(zg, z, n)
+    q_z.free_tensor(z)
+'''
+
+
+def test_check_correct_kernel_with_a_helper_module_and_printf_gives_clean_json(tmp_path, capsys):
+    (tmp_path / "axpy.py").write_text(AXPY_KERNEL)
+    (tmp_path / "axpy_helpers.py").write_text(AXPY_HELPERS)
+    code = main(["check", str(tmp_path / "axpy.py"), "--sizes", "0,17,1024", "--json"])
+    captured = capsys.readouterr()
+    reports = json.loads(captured.out)
+    assert code == 0 and all(r["ok"] for r in reports), reports
+    assert "[aiv(0)] n=17" in captured.err  # device printf goes to stderr, away from the report
+
+
+def test_check_reports_a_python_error_of_the_kernel_in_one_line(tmp_path, capsys):
+    path = tmp_path / "bad.py"
+    path.write_text(RACY_KERNEL.replace("xg.set_global_buffer(x, n)", "xg.set_global_buffer(x, n // (n - n))"))
+    with pytest.raises(SystemExit) as exc:
+        main(["check", str(path), "--sizes", "4"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1
+    assert "scale_raw raised ZeroDivisionError at bad.py:" in err
+
+
+@pytest.mark.parametrize("argv, match", [(["--outputs", "w"], "--outputs w: not GM parameters of scale_raw"),
+                                         (["--arg", "bogus=1"], "--arg bogus: scale_raw has no such parameter")])
+def test_check_rejects_unknown_names(tmp_path, capsys, argv, match):
+    path = tmp_path / "k.py"
+    path.write_text(RACY_KERNEL)
+    with pytest.raises(SystemExit) as exc:
+        main(["check", str(path), "--sizes", "4", *argv])
+    assert exc.value.code == 2 and match in capsys.readouterr().err

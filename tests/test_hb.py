@@ -31,12 +31,29 @@ def trace_of(*cores, gm_bytes=64):
     return Trace("k", "Ascend910B1", len(cores), 196608, {"y": GmBuffer("y", "float16", gm_bytes)}, list(cores))
 
 
-def test_program_order_within_a_pipe_only():
+def test_program_order_orders_the_vector_pipe_but_not_overlapping_transfers():
     order = core_order(instrs(("data_copy", MTE2, [], [ub(0, 32)], None),
                               ("data_copy", MTE2, [], [ub(32, 64)], None),
-                              ("add", V, [ub(0, 32)], [ub(64, 96)], None)))
-    assert order.before(0, 1)          # same pipe
+                              ("add", V, [ub(0, 32)], [ub(64, 96)], None),
+                              ("mul", V, [ub(64, 96)], [ub(96, 128)], None),
+                              ("pipe_barrier", MTE2, [], [], Sync(SyncKind.BARRIER, MTE2, MTE2, ("PIPE_MTE2",))),
+                              ("data_copy", MTE2, [], [ub(0, 32)], None)))
+    assert order.before(2, 3)          # the vector pipe sees its own results
+    assert not order.before(0, 1)      # transfers of one MTE pipe may overlap...
+    assert order.before(0, 5)          # ...until a pipe_barrier of that pipe
     assert not order.before(0, 2)      # MTE2 -> V needs a sync
+
+
+def test_get_value_returns_before_the_next_instruction_is_issued():
+    order = core_order(instrs(("get_value", S, [ub(0, 2)], [], None), ("muls", V, [ub(0, 32)], [ub(0, 32)], None)))
+    assert order.before(0, 1)
+
+
+def test_overlapping_back_to_back_copies_need_a_barrier():
+    racy = instrs(("data_copy", MTE2, [gm(0, 64)], [ub(0, 64)], None),
+                  ("data_copy", MTE2, [gm(64, 96)], [ub(32, 64)], None))
+    (finding,) = [f for f in analyze(trace_of(racy, gm_bytes=96)) if f.tool == "racecheck"]
+    assert finding.kind == "WAW" and finding.pipes == ("MTE2", "MTE2") and "PIPE_MTE2" in finding.message
 
 
 def test_set_wait_orders_earlier_producer_with_later_consumer():

@@ -30,7 +30,7 @@ def test_plan_properties(n, dtype, buffer_num, num_queues, scratch, soc, cores):
     for core in range(plan.block_dim):
         start, length = plan.core_range(core)
         assert start == position and length > 0
-        assert start * size % 32 == 0, "each core starts on a 32-byte GM boundary"
+        assert start * size % 512 == 0, "each core starts on a 512-byte GM boundary"
         first_block, last_block = start * size // 32, ((start + length) * size - 1) // 32
         assert first_block > previous_last_block, "two cores touch the same 32-byte GM block"
         previous_last_block = last_block
@@ -46,7 +46,7 @@ def test_plan_properties(n, dtype, buffer_num, num_queues, scratch, soc, cores):
         position += length
     assert position == n
     # UB never exceeded: the whole footprint fits the tiling budget and the hardware UB
-    assert plan.tile_length * size % 256 == 0
+    assert plan.tile_length * size % 512 == 0
     assert plan.ub_bytes <= spec.ub_tiling_bytes <= spec.ub_bytes
     assert plan.ub_bytes == num_queues * buffer_num * plan.tile_length * size + scratch * plan.tile_length
 
@@ -80,8 +80,8 @@ def test_zero_launches_nothing():
     (dict(total_length=10, buffer_num=9), "buffer_num"),
     (dict(total_length=10, core_num=0), "core_num"),
     (dict(total_length=10, core_num=65536), "core_num"),
-    (dict(total_length=10, tile_length=100), "tile_length=100 must be a positive multiple of 128"),
-    (dict(total_length=10, tile_length=128 * 1000), "at most"),
+    (dict(total_length=10, tile_length=100), "tile_length=100 must be a positive multiple of 256"),
+    (dict(total_length=10, tile_length=256 * 1000), "at most"),
     (dict(total_length=10, soc="ascend910b1"), "Did you mean 'Ascend910B1'"),
 ])
 def test_bad_parameters(kwargs, match):

@@ -5,7 +5,9 @@ host code would build them:
 
 - parameters annotated ``asc.GlobalAddress`` become GM arrays of ``n`` elements (random inputs;
   outputs zero-filled). Outputs are the names given with ``outputs``, else the outputs of an
-  ``op_info.json`` next to the file, else parameters called y, z, out, output, dst or result;
+  ``op_info.json`` next to the file; only these are checked as pure outputs (read before written).
+  Without either, parameters called y, z, out, output, dst or result are zero-filled, and every
+  buffer the kernel writes is checked for bytes no core writes;
 - ``n``, ``total_length``, ``length``, ``size`` get ``n``; TilingData fields (``block_length``,
   ``tile_num``, ``tail_length``, ``last_*``, ``tile_length``/``TILE_LENGTH``, ``BUFFER_NUM``,
   ``block_dim``) come from ``fusekit.tiling.compute_tiling``; ``ALIGN`` is 32 B in elements;
@@ -21,6 +23,7 @@ import ast
 import importlib.util
 import inspect
 import sys
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +39,7 @@ DEFAULT_SIZES = (0, 1, 17, 4096, 65539)  # zero, tiny, unaligned tiny, aligned, 
 OUTPUT_NAMES = {"y", "z", "out", "output", "dst", "result"}
 LENGTH_NAMES = {"n", "totallength", "length", "size", "total"}
 DEFAULT_ATTR = 1.5
+_FUSEKIT = str(Path(__file__).resolve().parent)
 
 
 class CheckError(ValueError):
@@ -64,7 +68,9 @@ def check_file(path: "str | Path", *, kernel: str | None = None, sizes=DEFAULT_S
     dtype = dtypes.as_dtype(dtype or (op.dtypes[0] if op else "float16"))
     params = inspect.signature(fn.fn).parameters
     gm = [name for name, p in params.items() if _is_gm(p)]
-    outs = set(outputs or (t.name for t in op.outputs) if (outputs or op) else OUTPUT_NAMES & set(gm))
+    _check_names(fn, params, gm, outputs, args or {})
+    declared = set(outputs) if outputs else {t.name for t in op.outputs} & set(gm) if op else set()
+    outs = declared or OUTPUT_NAMES & set(gm)  # zero-filled; only declared ones are checked as pure outputs
     results = []
     for n in sizes:
         plan_of = lambda size: tiling.compute_tiling(size, dtype, num_queues=max(len(gm), 1),  # noqa: E731
@@ -73,22 +79,49 @@ def check_file(path: "str | Path", *, kernel: str | None = None, sizes=DEFAULT_S
         tile_length = plan_of(max(n, 1)).tile_length  # n = 0 still sizes its buffers like a tiny input
         values = _arguments(fn, params, n, dtype, plan, tile_length, gm, outs, op, args or {})
         block_dim = max(plan.block_dim, 1)
-        report = sanitize(fn, outputs=outs & set(gm) or None, replay=replay, soc=soc, strict=strict)[block_dim](**values)
+        try:
+            report = sanitize(fn, outputs=declared or None, replay=replay, soc=soc, strict=strict)[block_dim](**values)
+        except Exception as exc:  # noqa: BLE001 - a Python error in the user's kernel, reported in one line
+            raise CheckError(f"{fn.fn.__name__} raised {type(exc).__name__} at {_where(exc, path)} (n = {n}): {exc}") \
+                from None
         results.append(SizeResult(n, block_dim, report))
     return results
 
 
+def _check_names(fn: KernelFunction, params, gm: list[str], outputs, args: dict) -> None:
+    unknown = sorted(set(outputs or ()) - set(gm))
+    if unknown:
+        raise CheckError(f"--outputs {','.join(unknown)}: not GM parameters of {fn.fn.__name__}; its GM parameters are "
+                         f"{', '.join(gm) or 'none'}")
+    unknown = sorted(set(args) - set(params))
+    if unknown:
+        raise CheckError(f"--arg {', '.join(unknown)}: {fn.fn.__name__} has no such parameter; its parameters are "
+                         f"{', '.join(params)}")
+
+
+def _where(exc: Exception, path: Path) -> str:
+    """file:line of the innermost traceback frame in user code (the kernel file or its helpers)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(_FUSEKIT)]
+    frame = frames[-1] if frames else traceback.extract_tb(exc.__traceback__)[-1]
+    return f"{Path(frame.filename).name}:{frame.lineno}"
+
+
 def _load(path: Path):
+    if path.is_dir():
+        raise CheckError(f"{path} is a directory; pass the Python file with the kernel")
     if not path.is_file():
         raise CheckError(f"{path}: no such file")
     name = f"_fusekit_check_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    sys.path.insert(0, str(path.resolve().parent))  # the file's own imports of its neighbours, as `python file` has
     try:
         spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - any import failure of the user's file is reported in one line
-        raise CheckError(f"{path} failed to import: {type(exc).__name__}: {exc}") from None
+        raise CheckError(f"{path} failed to import: {type(exc).__name__} at {_where(exc, path)}: {exc}") from None
+    finally:
+        sys.path.remove(str(path.resolve().parent))
     return module
 
 

@@ -8,11 +8,11 @@ Exit status: 0 pass, 1 verification (or kernel) failure, 2 bad input.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import ml_dtypes
@@ -21,6 +21,7 @@ import numpy as np
 from fusekit import tiling
 from fusekit.asc import KernelError
 from fusekit.check import DEFAULT_SIZES, CheckError, check_file, parse_arg
+from fusekit.files import write_atomic
 from fusekit.ops import fused_add_scale as fas
 from fusekit.sanitizer import Report, analyze
 from fusekit.soc import SOCS
@@ -38,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(_negative_values(sys.argv[1:] if argv is None else list(argv)))
     try:
         return args.func(args)
+    except BrokenPipeError:  # `fusekit ... | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except UsageError as exc:
         parser.exit(2, f"fusekit: error: {exc}\n")
     except MemoryError:
@@ -145,9 +149,10 @@ def _sizes(text: str) -> tuple[int, ...]:
 def _check(args: argparse.Namespace) -> int:
     try:
         overrides = dict(parse_arg(text) for text in args.arg)
-        results = check_file(args.file, kernel=args.kernel, sizes=args.sizes, dtype=args.dtype, soc=args.soc,
-                             cores=args.cores, buffer_num=args.buffer_num, outputs=args.outputs, args=overrides,
-                             replay=args.replay, strict=args.strict)
+        with contextlib.redirect_stdout(sys.stderr):  # device printf output must not mix into the report
+            results = check_file(args.file, kernel=args.kernel, sizes=args.sizes, dtype=args.dtype, soc=args.soc,
+                                 cores=args.cores, buffer_num=args.buffer_num, outputs=args.outputs, args=overrides,
+                                 replay=args.replay, strict=args.strict)
     except (CheckError, TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     if args.json:
@@ -283,27 +288,10 @@ def _check_writable(path: Path) -> None:
 
 
 def _save_atomic(path: Path, array: np.ndarray) -> None:
-    """Write beside the target then rename over it, so readers never see half a file; a symlink is
-    followed, and the file gets the mode a plain create would give (or the mode of the file it replaces)."""
-    target = Path(os.path.realpath(path))
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as f:
-            np.save(f, array)
-        os.chmod(tmp, target.stat().st_mode & 0o7777 if target.exists() else 0o666 & ~_umask())
-        os.replace(tmp, target)
+        write_atomic(path, lambda f: np.save(f, array))
     except OSError as exc:
-        os.unlink(tmp)
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 if __name__ == "__main__":

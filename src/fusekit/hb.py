@@ -4,18 +4,25 @@ The pipes of an AIV core (S, V, MTE2, MTE3) run concurrently; each executes its 
 instructions in order. Apart from that, only synchronisation orders instructions
 (``docs/ascendc-model.md``, "TPipe / TQue / TBuf and implicit synchronisation"; AD-API 核内同步):
 
+- the V and S pipes see their own earlier results (a vector instruction reads what the previous
+  one wrote). The MTE pipes may overlap consecutive transfers: back-to-back DataCopy with
+  overlapping destinations needs ``PipeBarrier<PIPE_MTE2>`` / ``<PIPE_MTE3>`` (``docs/ascendc-model.md``,
+  "Data movement"), so an MTE transfer is ordered after an earlier one of its pipe only by a
+  ``pipe_barrier`` of that pipe or a chain of syncs;
+- a scalar ``get_value`` returns its value before the next instruction is issued, so it happens
+  before everything after it in program order;
 - a **set** on pipe P (``set_flag``, ``enque``, ``free_tensor``) completes once every earlier P
   instruction has; the matching **wait** on pipe Q (``wait_flag``, ``deque``, ``alloc_tensor``)
   holds every later Q instruction until then. Sets and waits pair in order per event: the n-th
   wait of an event takes the n-th set. The first ``alloc_tensor`` of a buffer waits for nothing;
 - ``pipe_barrier(PIPE_ALL)`` and ``sync_all`` order everything before them before everything
-  after them; ``pipe_barrier`` of one pipe adds nothing to that pipe's own program order;
+  after them; ``pipe_barrier`` of one pipe orders that pipe's earlier instructions before its later ones;
 - across cores only ``sync_all`` orders anything: an access in epoch e (after the core's e-th
   ``sync_all``) happens before every access of another core in a later epoch.
 
 Each instruction gets a **clock**: for every pipe, how many of that pipe's instructions are known
 to be finished when it starts. ``a`` happens before ``b`` (same core, ``a`` first in program
-order) when both are on one pipe, or when ``b``'s clock covers ``a``'s position on its pipe.
+order) when both are on the V or S pipe, or when ``b``'s clock covers ``a``'s position on its pipe.
 The sanitizer checks accesses against these edges; the timing model schedules along them.
 """
 
@@ -28,6 +35,7 @@ from fusekit.asc.trace import Instr, Pipe, SyncKind
 
 PIPES = (Pipe.S, Pipe.V, Pipe.MTE2, Pipe.MTE3)
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
+IN_ORDER = (PIPE_INDEX[Pipe.S], PIPE_INDEX[Pipe.V])  # pipes whose instructions see their predecessors' results
 
 
 @dataclass
@@ -54,7 +62,7 @@ class CoreOrder:
     def before(self, a: int, b: int) -> bool:
         """Whether instruction ``a`` finishes before instruction ``b`` starts (``a`` precedes ``b`` in program order)."""
         pa = self.pipe[a]
-        return pa == self.pipe[b] or self.clock[b][pa] > self.seq[a]
+        return (pa == self.pipe[b] and pa in IN_ORDER) or self.clock[b][pa] > self.seq[a]
 
 
 def core_order(instrs: list[Instr]) -> CoreOrder:
@@ -74,6 +82,9 @@ def core_order(instrs: list[Instr]) -> CoreOrder:
         clock.append(tuple(know[p]))
         epoch.append(passed)
         sync = instr.sync
+        if instr.op == "get_value":
+            for k in know:
+                k[p] = max(k[p], issued[p])
         if sync is None:
             continue
         if sync.kind is SyncKind.SET:
@@ -89,6 +100,8 @@ def core_order(instrs: list[Instr]) -> CoreOrder:
         elif sync.kind is SyncKind.ALL or (sync.kind is SyncKind.BARRIER and sync.event == ("PIPE_ALL",)):
             passed += sync.kind is SyncKind.ALL
             know = [list(issued) for _ in PIPES]
+        elif sync.kind is SyncKind.BARRIER:
+            know[p][p] = issued[p]
     return CoreOrder(pipe, seq, clock, epoch, matched, hung)
 
 

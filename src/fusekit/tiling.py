@@ -2,9 +2,10 @@
 
 The plan, as a :class:`TilingData`:
 
-- **cores**: every core but the last gets ``block_length`` elements, a multiple of 32 bytes, so
-  each core's range starts on a 32-byte GM boundary and no two cores write the same 32-byte block
-  (DataCopy moves whole 32 B blocks: AD-API DataCopy). The last core gets the rest,
+- **cores**: every core but the last gets ``block_length`` elements, a multiple of 512 bytes, so
+  no two cores write the same 32-byte block (DataCopy moves whole 32 B blocks: AD-API DataCopy)
+  and every core's transfers start 512 B-aligned in GM, which gets full bandwidth where a merely
+  32 B-aligned address gets about 70 % (AD-G GM地址尽量512B对齐.md). The last core gets the rest,
   ``last_block_length``, which may be shorter and unaligned.
 - **small inputs use fewer cores**: a core is given at least ``MIN_BYTES_PER_CORE`` = 16 KiB of
   each operand. GM transfers of 16 KB or more get the best bandwidth on arch 2201 (AD-G
@@ -12,9 +13,10 @@ The plan, as a :class:`TilingData`:
   scalar cost without adding bandwidth. The seed article (section 5.2) asks for such a threshold.
 - **tiles**: a core walks its range in ``tile_length`` elements; ``tile_num`` full tiles then a
   ``tail_length`` tail (the tail of the last core may be unaligned: the kernel moves it with
-  DataCopyPad). ``tile_length`` is the largest multiple of one vector repeat (256 B: AD-API
-  高维切分.md) for which ``BUFFER_NUM`` buffers of every queue plus any per-element scratch fit the
-  SoC's ``ub_tiling_bytes`` (TOTAL_VEC_LOCAL_SIZE), and no longer than the core's range needs.
+  DataCopyPad). ``tile_length`` is a multiple of 512 B (so tiles stay 512 B-aligned; it is also
+  two vector repeats of 256 B: AD-API 高维切分.md), the largest for which ``BUFFER_NUM`` buffers
+  of every queue plus any per-element scratch fit the SoC's ``ub_tiling_bytes``
+  (TOTAL_VEC_LOCAL_SIZE), and no longer than the core's range needs.
 - **32-bit lengths**: kernels take lengths and offsets as int32 (pyasc converts Python ints to
   int32); a total past ``MAX_LAUNCH_ELEMENTS`` is refused here and split by :func:`split_launches`.
 """
@@ -28,7 +30,7 @@ from fusekit.asc import dtypes
 from fusekit.soc import SoC, get_soc
 
 BLOCK_BYTES = 32
-REPEAT_BYTES = 256
+GM_ALIGN_BYTES = 512
 MIN_BYTES_PER_CORE = 16 * 1024
 MAX_LAUNCH_ELEMENTS = 2**31 - 1
 MAX_CORE_NUM = 65535
@@ -41,8 +43,8 @@ class TilingData:
     Attributes:
         total_length: elements of the launch.
         block_dim: cores launched (0 when total_length is 0: nothing is launched).
-        block_length: elements per core except the last; multiple of 32 bytes.
-        tile_length: elements per UB tile; multiple of 256 bytes.
+        block_length: elements per core except the last; multiple of 512 bytes.
+        tile_length: elements per UB tile; multiple of 512 bytes.
         tile_num, tail_length: full tiles and tail elements of a core with ``block_length``.
         last_block_length, last_tile_num, last_tail_length: the same for the last core.
         buffer_num: BUFFER_NUM, buffers per queue (2 = double buffering).
@@ -97,7 +99,7 @@ def compute_tiling(total_length: int, dtype, *, num_queues: int = 3, buffer_num:
         core_num: most cores to use (default: all of the SoC's vector cores), 1 to 65535.
         scratch_bytes_per_element: UB bytes per tile element outside the queues (TBuf scratch,
             e.g. 8 for two float32 buffers of the fp32 precision mode).
-        tile_length: force a tile length (elements, multiple of 256 B); default: the largest that fits.
+        tile_length: force a tile length (elements, multiple of 512 B); default: the largest that fits.
 
     Raises:
         ValueError: a parameter out of range, a total too large for 32-bit kernel lengths, or a
@@ -116,18 +118,20 @@ def compute_tiling(total_length: int, dtype, *, num_queues: int = 3, buffer_num:
     if total_length == 0:
         return TilingData(0, 0, 0, 0, 0, 0, 0, 0, 0, buffer_num, 0)
 
-    align = BLOCK_BYTES // size
+    align = GM_ALIGN_BYTES // size
     wanted = min(cores, max(1, -(-total_length * size // MIN_BYTES_PER_CORE)))
     block_length = _round_up(-(-total_length // wanted), align)
     block_dim = -(-total_length // block_length)
+    if block_dim == 1:
+        block_length = total_length
     last_block_length = total_length - (block_dim - 1) * block_length
 
-    repeat = REPEAT_BYTES // size
+    repeat = GM_ALIGN_BYTES // size
     fit = spec.ub_tiling_bytes // per_elem // repeat * repeat
     if tile_length is None:
         tile_length = min(fit, _round_up(block_length, repeat))
     elif tile_length <= 0 or tile_length % repeat or tile_length > fit:
-        raise ValueError(f"tile_length={tile_length} must be a positive multiple of {repeat} elements (256 B) and at "
+        raise ValueError(f"tile_length={tile_length} must be a positive multiple of {repeat} elements (512 B) and at "
                          f"most {fit}, the most that fits {spec.ub_tiling_bytes} B of UB with {num_queues} queues x "
                          f"{buffer_num} buffers")
     if tile_length == 0:

@@ -71,7 +71,8 @@ def data_copy(dst, src, count: int) -> None:
             raise core.error(op, f"count * sizeof({dst.dtype.name}) = {count} * {size} = {count * size} B is not a "
                                  f"multiple of 32 B ({src.name} -> {dst.name}). The NPU would silently round it down to "
                                  f"{aligned} elements and leave the rest uncopied; copy an unaligned tail with "
-                                 f"data_copy_pad, or launch with strict=False to reproduce the round-down",
+                                 f"data_copy_pad, or launch with strict=False (fusekit check --no-strict) to reproduce the "
+                                 "round-down",
                              **gm.describe(count), kind="unaligned-length")
         count = aligned
     for t in (dst, src):

@@ -84,6 +84,7 @@ class Core:
         self.pipe = None      # the core's TPipe, once constructed
         self.queues: list = []
         self.sync_all_hook: Callable[[], None] | None = None  # set by the scheduler
+        self.progress: Callable[[], None] | None = None
 
     def record(self, op: str, pipe: Pipe, *, reads: tuple[Access, ...] = (), writes: tuple[Access, ...] = (),
                undefined: tuple[Access, ...] = (), sync: Sync | None = None, count: int = 0, nbytes: int = 0,
@@ -233,7 +234,9 @@ def jit(fn: Callable | None = None, **_options):
 
 
 def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict | None = None, *,
-           soc: "str | SoC | None" = None, strict: bool = True, executor: Executor | None = None) -> LaunchResult:
+           soc: "str | SoC | None" = None, strict: bool = True, executor: Executor | None = None,
+           progress: Callable[[], None] | None = None, sample_cores: bool = False,
+           reverse_cores: bool = False, device_output="stdout") -> LaunchResult:
     """Run ``kernel`` on ``core_num`` simulated cores.
 
     Args:
@@ -245,6 +248,13 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
         soc: SoC name (default Ascend910B1).
         strict: raise on DataCopy lengths the NPU would silently round down (default).
         executor: decides when instruction effects land (race replay); default: at once.
+        progress: called each time a core finishes (progress bars).
+        sample_cores: run only the first and the last core; the Trace lets core 0 stand in for the
+            others (``Trace.stand_ins``). For timing kernels whose cores but the last do the same
+            work (the tuner); the outputs are incomplete. Ignored for kernels that call sync_all.
+        reverse_cores: run the cores last block first (a legal order too: cores run concurrently).
+        device_output: where device printf output goes once the kernel has run: a text stream,
+            "stdout" (the default), or None to drop it.
 
     Returns:
         LaunchResult with the Trace of every core.
@@ -269,18 +279,31 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
 
     def make_core(i: int) -> Core:
         cores[i] = Core(i, int(core_num), spec, strict, log, executor)
+        cores[i].progress = progress
         return cores[i]
 
+    sampled = sample_cores and int(core_num) > 2 and not _calls_sync_all(kernel.fn)
+    if sampled:
+        trace.stand_ins = {i: 0 for i in range(1, int(core_num) - 1)}
+    indices = (0, int(core_num) - 1) if sampled else range(int(core_num))
     try:
-        _run_cores(kernel, int(core_num), make_core, bound, gm.values(), cores, log)
+        _run_cores(kernel, int(core_num), make_core, bound, gm.values(), cores, log,
+                   list(reversed(indices)) if reverse_cores else indices)
     except KernelError as exc:
         exc.trace = trace
         raise
     finally:  # like the NPU, device printf output appears once the kernel has run
-        sys.stdout.write("".join(log))
+        _print_device_output(log, device_output)
         trace.cores = [cores[i].instrs if i in cores else [] for i in range(int(core_num))]
     _copy_back(gm.values(), trace)
     return LaunchResult(trace, time.perf_counter() - started)
+
+
+def _print_device_output(log: list[str], stream) -> None:
+    text = "".join(log)
+    if text and stream is not None:
+        stream = sys.stdout if stream == "stdout" else stream
+        stream.write(text if text.endswith("\n") else text + "\n")
 
 
 def _bind(kernel: KernelFunction, args: tuple, kwargs: dict) -> dict[str, Any]:
@@ -335,12 +358,12 @@ def _copy_back(buffers, trace: Trace) -> None:
 
 
 def _run_cores(kernel: KernelFunction, block_dim: int, make_core: Callable[[int], Core], bound: dict,
-               buffers, cores: dict, log: list[str]) -> None:
-    """Run every core; plainly one after another unless the kernel synchronises cores."""
+               buffers, cores: dict, log: list[str], indices) -> None:
+    """Run the cores; plainly one after another unless the kernel synchronises cores."""
     body = lambda: kernel.fn(**bound)  # noqa: E731
     if not _calls_sync_all(kernel.fn):
         try:
-            return _run_sequentially(block_dim, make_core, body)
+            return _run_sequentially(indices, make_core, body)
         except _NeedsScheduler:  # sync_all reached through a call we could not see: start over
             log.clear()
             cores.clear()
@@ -349,9 +372,9 @@ def _run_cores(kernel: KernelFunction, block_dim: int, make_core: Callable[[int]
     _Scheduler(block_dim, make_core, body).run()
 
 
-def _run_sequentially(block_dim: int, make_core: Callable[[int], Core], body: Callable[[], None]) -> None:
+def _run_sequentially(indices, make_core: Callable[[int], Core], body: Callable[[], None]) -> None:
     try:
-        for i in range(block_dim):
+        for i in indices:
             core = make_core(i)
             core.sync_all_hook = _needs_scheduler
             _set_current(core)
@@ -430,9 +453,11 @@ class _Scheduler:
             self.threads[i].start()
             self.go[i].set()
         elif self.waiting and self.done:
+            stuck = self.cores[self.waiting[0]].instrs[-1]  # its sync_all
             self._fail(KernelError("sync_all", f"deadlock: aiv({', '.join(map(str, self.waiting))}) wait in sync_all "
                                    f"but aiv({', '.join(map(str, self.done))}) finished without calling it; on the "
-                                   "NPU the waiting cores hang", core=self.waiting[0], kind="deadlock"))
+                                   "NPU the waiting cores hang. Every core must reach every sync_all",
+                                   core=self.waiting[0], kind="deadlock", file=stuck.file, line=stuck.line))
         elif self.waiting:
             self.ready, self.waiting = sorted(self.waiting), []
             self._hand_over()
@@ -481,3 +506,5 @@ def _finish(core: Core) -> None:
     for que in core.queues:
         que.check_released()
     core.ub = None
+    if core.progress is not None:
+        core.progress()

@@ -63,9 +63,7 @@ class GlobalTensor:
         """Scalar read of element ``index`` on PIPE_S; returns a Python number."""
         core = current("get_value")
         start, stop = self.span(core, "get_value", 1, first=_offset(index, "get_value"))
-        core.record("get_value", Pipe.S, reads=(self.access(start, stop),), count=1, nbytes=stop - start,
-                    dtype=self.gm.dtype.name)
-        return self.gm.data[start:stop].view(self.gm.dtype.np)[0].item()
+        return _scalar_read(core, self.access(start, stop), self.gm.data, self.gm.dtype)
 
     def set_value(self, index: int, value) -> None:
         """Scalar write of element ``index`` on PIPE_S; ``value`` is converted to the dtype."""
@@ -146,9 +144,7 @@ class LocalTensor:
         """Scalar read of element ``index`` on PIPE_S; returns a Python number."""
         core = current("get_value")
         start, stop = self.span(core, "get_value", 1, first=_offset(index, "get_value"))
-        core.record("get_value", Pipe.S, reads=(self.access(start, stop),), count=1, nbytes=stop - start,
-                    dtype=self.dtype.name)
-        return core.ub[start:stop].view(self.dtype.np)[0].item()
+        return _scalar_read(core, self.access(start, stop), core.ub, self.dtype)
 
     def set_value(self, index: int, value) -> None:
         """Scalar write of element ``index`` on PIPE_S; ``value`` is converted to the dtype."""
@@ -188,6 +184,18 @@ class LocalTensor:
 
     def __repr__(self) -> str:
         return f"LocalTensor({self.name}: {self.length} x {self.dtype.name} at UB+{self.addr})"
+
+
+def _scalar_read(core, access: Access, memory: np.ndarray, dtype: dtypes.DataType):
+    """A get_value on PIPE_S: the read is the instruction's effect, so an executor applies it in its
+    order (race replay), and the value comes back as a Python number."""
+    value = []
+
+    def effect():
+        value.append(memory[access.start:access.stop].view(dtype.np)[0].item())
+
+    core.record("get_value", Pipe.S, reads=(access,), count=1, nbytes=access.nbytes, dtype=dtype.name, effect=effect)
+    return value[0] if value else memory[access.start:access.stop].view(dtype.np)[0].item()
 
 
 def check_ub_aligned(core, op: str, tensor: LocalTensor) -> None:

@@ -134,6 +134,8 @@ class Trace:
         ub_bytes: UB size of each core.
         gm: global buffers by argument name.
         cores: per-core instruction lists.
+        stand_ins: cores that were not simulated -> the core whose instructions stand in for
+            theirs (a launch with ``sample_cores``: every core but the last does the same work).
     """
 
     kernel: str
@@ -142,6 +144,7 @@ class Trace:
     ub_bytes: int
     gm: dict[str, GmBuffer] = field(default_factory=dict)
     cores: list[list[Instr]] = field(default_factory=list)
+    stand_ins: dict[int, int] = field(default_factory=dict)
 
     def __iter__(self) -> Iterator[Instr]:
         for core in self.cores:

@@ -177,6 +177,8 @@ def cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) 
     op = "cast"
     core, count, d_span, s_spans = _operands(op, dst, (src,), count)
     pair = (src.dtype.name, dst.dtype.name)
+    if pair[0] == pair[1]:
+        raise core.error(op, f"cast from {pair[0]} to itself: copy within UB with data_copy instead")
     if pair not in _CASTS or (core.soc.arch == "2002" and "bfloat16" in pair):
         raise core.error(op, f"Cast {pair[0]} -> {pair[1]} is not available on {core.soc.name}; go through float32 or "
                              "float16", kind="unsupported")

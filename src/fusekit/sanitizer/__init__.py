@@ -117,18 +117,20 @@ class Sanitizer:
         scalar_reads = {(c, i) for c, instrs in enumerate(trace.cores) for i, ins in enumerate(instrs)
                         if ins.op == "get_value"}
         executor = ReplayExecutor(orders, pairs, scalar_reads)
+        across_cores = any(a[0] != b[0] for a, b in pairs)
         replay_args, replay_kwargs = pristine
         try:
-            launch(self.kernel, core_num, replay_args, replay_kwargs, soc=self.soc, strict=self.strict, executor=executor)
+            launch(self.kernel, core_num, replay_args, replay_kwargs, soc=self.soc, strict=self.strict,
+                   executor=executor, reverse_cores=across_cores, device_output=None)
         except KernelError as exc:
             return {"(replay)": f"the reordered run stopped: {exc}"}
         before = _arrays_by_name(self.kernel, args, kwargs)
         after = _arrays_by_name(self.kernel, replay_args, replay_kwargs)
         diffs = {name: _difference(before[name], after[name]) for name in before}
         diffs = {name: text for name, text in diffs.items() if text}
-        if not executor.reordered:
-            return {"(replay)": "no race could be replayed: races between cores, and races whose first access is a "
-                                "scalar read, are not reordered"}
+        if not executor.reordered and not across_cores:
+            return {"(replay)": "no race could be replayed: races whose first access is a scalar read are not "
+                                "reordered"}
         return diffs or {"(replay)": f"{executor.reordered} racy pair(s) reordered; the outputs happen to be the same"}
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import linecache
 import os
-import re
 from dataclasses import asdict, dataclass, field
 
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck", "api")
@@ -55,8 +54,8 @@ class Finding:
 
     @property
     def key(self) -> tuple:
-        """Repeats share tool, kind, pipes, source lines and tensor (whichever buffer of a queue it was)."""
-        return self.tool, self.kind, self.pipes, self.locations, re.sub(r"\[\d+\]", "", self.tensor)
+        """Repeats share tool, kind, pipes, source lines and tensor (whichever buffer or part of it)."""
+        return self.tool, self.kind, self.pipes, self.locations, self.tensor.split("[", 1)[0]
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -131,7 +130,8 @@ def _describe(f: Finding) -> str:
     cores = ", ".join(f"aiv({c})" for c in f.cores)
     pipes = " -> ".join(f"PIPE_{p}" for p in f.pipes)
     times = f", x{f.count}" if f.count > 1 else ""
-    head = f"  [{f.kind}]{where}" + (f" on {cores}" if cores else "") + (f", {pipes}" if pipes else "") + times
+    tensor = f" ({f.tensor})" if f.tensor and f.tensor != f.buffer else ""
+    head = f"  [{f.kind}]{where}{tensor}" + (f" on {cores}" if cores else "") + (f", {pipes}" if pipes else "") + times
     out = [head, f"    {f.message}"]
     for op, loc in zip(f.ops or ("",) * len(f.locations), f.locations):
         out.append(f"    {op:<13} {_short(loc):<28} {_source(loc)}")

@@ -5,8 +5,9 @@ core, the replay holds back A's effect, and the effect of every instruction that
 A (happens-before, ``fusekit.hb``), until B has run. No synchronisation forbids that order, so it
 is one the NPU can produce: a consumer reading before an unsynchronised producer has finished
 (RAW), a write landing before an earlier read (WAR), or the older of two writes landing last
-(WAW). Races between cores, and races whose first instruction is a scalar read (its value is
-needed at once), are not replayed.
+(WAW). Races whose first instruction is a scalar read (its value is needed at once) are not
+reordered. Races between cores are replayed by running the cores last block first, another order
+the NPU's concurrently running cores can produce.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ class ReplayExecutor:
                 self.reordered += 1
                 return
             if self.orders[core].before(first, i):
+                if instr.op == "get_value":  # its value is needed now: the reordering has to end here
+                    self._release(core)
+                    _apply(effect)
+                    return
                 self.held[core].append(effect)
                 return
         _apply(effect)

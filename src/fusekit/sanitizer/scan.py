@@ -161,6 +161,9 @@ def _race_message(kind: str, a, b) -> str:
         return (f"aiv({a.core}) {verb[0]} and aiv({b.core}) {verb[1]} the same GM bytes with no sync_all between "
                 "them: on the NPU the cores run at the same time, so the result depends on timing")
     event = f"{a.pipe.value}_{b.pipe.value}"
+    if a.pipe is b.pipe:
+        return (f"two PIPE_{a.pipe.value} transfers touch the same bytes back to back: the engine may overlap them, "
+                f"so the later one can land first; put pipe_barrier(PipeID.PIPE_{a.pipe.value}) between them")
     fix = (f"set_flag/wait_flag(HardEvent.{event}, id) or pass the tensor through a TQue (enque/deque)"
            if event in HardEvent.__members__ else "a pipe_barrier(PipeID.PIPE_ALL)")
     return (f"PIPE_{a.pipe.value} {verb[0]} and PIPE_{b.pipe.value} {verb[1]} the same bytes with no synchronisation: "

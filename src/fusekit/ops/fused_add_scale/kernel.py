@@ -8,32 +8,12 @@ Each core takes its range from the host's TilingData (``fusekit.tiling``) and wa
 tile: copy_in (GM -> UB on MTE2, through VECIN queues), compute (V), copy_out (UB -> GM on MTE3,
 through a VECOUT queue). With BUFFER_NUM = 2 each queue has two buffers, so the copy-in of tile
 i + 1 can run while tile i is computed (the queues' enque/deque/alloc/free synchronise the
-pipes). Full tiles are 256 B multiples and use DataCopy; an unaligned tail, which only the last
+pipes). Full tiles are 512 B multiples and use DataCopy; an unaligned tail, which only the last
 core can have, uses DataCopyPad, and the vector instructions process exactly ``n`` elements.
 """
 
 from fusekit import asc
-
-
-@asc.jit
-def load(dst: asc.LocalTensor, src: asc.GlobalTensor, n: int):
-    """GM -> UB, n elements: DataCopy when n fills whole 32 B blocks, else DataCopyPad."""
-    nbytes = n * src.dtype.sizeof()
-    if nbytes % 32 == 0:
-        asc.data_copy(dst, src, n)
-    else:
-        asc.data_copy_pad(dst, src, asc.DataCopyExtParams(1, nbytes, 0, 0, 0),
-                          asc.DataCopyPadExtParams(src.dtype, False, 0, 0, 0))
-
-
-@asc.jit
-def store(dst: asc.GlobalTensor, src: asc.LocalTensor, n: int):
-    """UB -> GM, n elements: DataCopyPad writes exactly n elements of an unaligned tail."""
-    nbytes = n * dst.dtype.sizeof()
-    if nbytes % 32 == 0:
-        asc.data_copy(dst, src, n)
-    else:
-        asc.data_copy_pad(dst, src, asc.DataCopyExtParams(1, nbytes, 0, 0, 0))
+from fusekit.ops.elementwise import core_share, load, store
 
 
 @asc.jit
@@ -91,14 +71,8 @@ def fused_add_scale(x1: asc.GlobalAddress, x2: asc.GlobalAddress, y: asc.GlobalA
                     last_block_length: int, last_tile_num: int, last_tail_length: int, scale: float,
                     TILE_LENGTH: asc.ConstExpr[int], BUFFER_NUM: asc.ConstExpr[int], CAST_FP32: asc.ConstExpr[bool]):
     """One core's share of y = (x1 + x2) * scale; the scalar arguments are the TilingData fields."""
-    core_length = block_length
-    full_tiles = tile_num
-    tail = tail_length
-    if asc.get_block_idx() == asc.get_block_num() - 1:
-        core_length = last_block_length
-        full_tiles = last_tile_num
-        tail = last_tail_length
-    start = asc.get_block_idx() * block_length
+    start, core_length, full_tiles, tail = core_share(block_length, tile_num, tail_length, last_block_length,
+                                                     last_tile_num, last_tail_length)
 
     x1_gm = asc.GlobalTensor()
     x2_gm = asc.GlobalTensor()

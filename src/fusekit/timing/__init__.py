@@ -1,0 +1,205 @@
+"""Timing model and profiler: predict a simulated kernel's per-pipe timeline and its time on the NPU.
+
+    prof = fusekit.profile(kernel, soc="Ascend910B1")[48](*args)
+    prof.kernel_time_us; print(prof.table()); prof.write_trace("trace.json"); prof.write_csv(...); prof.plot(...)
+
+The recorded Trace is scheduled on each core's pipes (``fusekit.timing.schedule``) with costs from
+the SoC's data file (``fusekit.timing.params``), as msprof's op simulator lays out an instruction
+timeline (PROF). Outputs follow msprof: kernel time in microseconds, ``PipeUtilization.csv``
+columns, a Chrome-trace ``trace.json`` that opens in Perfetto.
+
+Calibration (``benchmarks/calibrate_timing.py``) uses the two published measurements of the
+official Add tuning study (AD ``examples/01_simd_cpp_api/05_best_practices/00_vector_compute/
+add_high_performance/README.md``): z = x + y on 8192 x 8192 float16 on an Atlas A2 takes 6909.6 us
+on one core with aiv_mte2_ratio 0.873, and 306.58 us on 48 cores copying 8 KB at a time, which
+moves 384 MiB at about 1.25 TB/s. We model that Add with ``fusekit.ops.unfused_add_muls``'s Add
+kernel, tile 4096 elements (8 KB copies) and BUFFER_NUM 2 in both runs. On one core GM bandwidth
+is not shared, so the single-core time and MTE2 ratio fix the engine bandwidth
+(``mte_engine_gbps``) and the transfer latency (``mte_latency_ns``): MTE2 busy time is bytes /
+rate, its occupancy adds the latency. On 48 cores the transfers share the 1.6 TB/s HBM, so the
+48-core time fixes the bandwidth efficiency of 8 KB transfers, i.e. ``small_transfer_efficiency``
+on the linear ramp to full efficiency at 16 KB, and the launch overhead. Values no measurement
+constrains are marked "assumed" in the data files.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from typing import Callable
+
+from fusekit.asc.runtime import KernelFunction, launch
+from fusekit.asc.trace import Instr, Pipe
+from fusekit.files import write_atomic
+from fusekit.hb import PIPES
+
+from .params import TimingParams, load
+from .schedule import CoreSchedule, LaunchSchedule, schedule
+
+__all__ = ["NO_VALUES", "Profile", "TimingParams", "load", "profile", "predict", "schedule"]
+
+CSV_COLUMNS = ("block_id", "aiv_time(us)", "aiv_total_cycles", "aiv_vec_time(us)", "aiv_vec_ratio",
+               "aiv_scalar_time(us)", "aiv_scalar_ratio", "aiv_mte2_time(us)", "aiv_mte2_ratio",
+               "aiv_mte3_time(us)", "aiv_mte3_ratio")
+
+
+class _NoValues:
+    """An executor that records instructions but computes nothing: for timing a Trace only."""
+
+    def run(self, instr: Instr, effect) -> None:
+        pass
+
+    def end_core(self, core: int) -> None:
+        pass
+
+
+NO_VALUES = _NoValues()
+
+
+@dataclass
+class Profile:
+    """Predicted timing of one or more launches run one after another (e.g. Add then Muls).
+
+    Attributes:
+        launches: the schedule of every launch.
+        params: the SoC's timing parameters.
+    """
+
+    launches: list[LaunchSchedule]
+    params: TimingParams
+
+    @property
+    def kernel_time_us(self) -> float:
+        """Predicted time of all launches, launch overheads included, in microseconds."""
+        return sum(launch.time_us for launch in self.launches)
+
+    @property
+    def gm_bytes(self) -> int:
+        """Bytes moved between GM and UB by all cores."""
+        return sum(instr.nbytes for launch in self.launches for c in range(launch.trace.block_dim)
+                   for instr in launch.cores[c].instrs if instr.pipe in (Pipe.MTE2, Pipe.MTE3))
+
+    @property
+    def bandwidth_gbps(self) -> float:
+        """Achieved GM bandwidth over the kernel time, GB/s (compare ``params.gm_bandwidth_gbps``)."""
+        return self.gm_bytes / self.kernel_time_us / 1e3 if self.kernel_time_us else 0.0
+
+    def utilization(self) -> list[dict]:
+        """One row per core (per launch) in msprof PipeUtilization.csv's columns."""
+        rows = []
+        for launch in self.launches:
+            for core, sched in enumerate(launch.cores):
+                busy = _pipe_busy(sched, self.params)
+                total = sched.finish_us
+                ratio = (lambda t: round(t / total, 4) if total else 0.0)  # noqa: E731
+                rows.append({
+                    "block_id": core, "aiv_time(us)": round(total, 4),
+                    "aiv_total_cycles": round(total * self.params.clock_ghz * 1e3),
+                    "aiv_vec_time(us)": round(busy[Pipe.V], 4), "aiv_vec_ratio": ratio(busy[Pipe.V]),
+                    "aiv_scalar_time(us)": round(busy[Pipe.S], 4), "aiv_scalar_ratio": ratio(busy[Pipe.S]),
+                    "aiv_mte2_time(us)": round(busy[Pipe.MTE2], 4), "aiv_mte2_ratio": ratio(busy[Pipe.MTE2]),
+                    "aiv_mte3_time(us)": round(busy[Pipe.MTE3], 4), "aiv_mte3_ratio": ratio(busy[Pipe.MTE3]),
+                })
+        return rows
+
+    def table(self, cores: int = 4) -> str:
+        """Kernel time, bandwidth and the utilisation of the first ``cores`` cores and the last, as text."""
+        rows = self.utilization()
+        shown = rows if len(rows) <= cores + 1 else rows[:cores] + rows[-1:]
+        lines = [f"kernel time {self.kernel_time_us:.2f} us on {self.params.soc} ({len(self.launches)} launch(es), "
+                 f"{self.params.launch_overhead_us:g} us launch overhead each); GM traffic {self.gm_bytes / 2**20:.2f} "
+                 f"MiB at {self.bandwidth_gbps:.0f} GB/s of {self.params.gm_bandwidth_gbps:.0f} GB/s peak",
+                 f"{'core':>5} {'aiv_time(us)':>13} {'vec':>6} {'scalar':>7} {'mte2':>6} {'mte3':>6}"]
+        for row in shown:
+            lines.append(f"{row['block_id']:>5} {row['aiv_time(us)']:>13.2f} {row['aiv_vec_ratio']:>6.3f} "
+                         f"{row['aiv_scalar_ratio']:>7.3f} {row['aiv_mte2_ratio']:>6.3f} {row['aiv_mte3_ratio']:>6.3f}")
+        if len(rows) > len(shown):
+            lines.insert(len(lines) - 1, f"{'...':>5}")
+        return "\n".join(lines)
+
+    def write_csv(self, path) -> None:
+        """PipeUtilization.csv (msprof's columns), written atomically."""
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        writer.writerows(self.utilization())
+        write_atomic(path, lambda f: f.write(buffer.getvalue().encode()))
+
+    def chrome_trace(self) -> dict:
+        """The timeline in Chrome trace format: one process per core, one track per pipe, times in us."""
+        events, offset = [], 0.0
+        for launch in self.launches:
+            offset += launch.overhead_us
+            for core, sched in enumerate(launch.cores):
+                for instr, start, end in zip(sched.instrs, sched.start, sched.end):
+                    events.append({"name": f"{instr.op} {instr.file.rsplit('/', 1)[-1]}:{instr.line}", "ph": "X",
+                                   "ts": round(offset + start, 4), "dur": round(end - start, 4), "pid": core,
+                                   "tid": f"PIPE_{instr.pipe.value}", "args": {"bytes": instr.nbytes}})
+            offset += launch.makespan_us
+        cores = max((launch.trace.block_dim for launch in self.launches), default=0)
+        for core in range(cores):
+            events.append({"name": "process_name", "ph": "M", "pid": core, "args": {"name": f"aiv({core})"}})
+            for index, pipe in enumerate(PIPES):
+                events.append({"name": "thread_sort_index", "ph": "M", "pid": core, "tid": f"PIPE_{pipe.value}",
+                               "args": {"sort_index": index}})
+        return {"traceEvents": events, "displayTimeUnit": "ns"}
+
+    def write_trace(self, path) -> None:
+        """Chrome-trace JSON (open it in https://ui.perfetto.dev), written atomically."""
+        text = json.dumps(self.chrome_trace())
+        write_atomic(path, lambda f: f.write(text.encode()))
+
+    def plot(self, path, cores: int = 4) -> None:
+        """PNG: the pipe timeline of the first ``cores`` cores and every core's pipe utilisation.
+
+        Raises:
+            ImportError: matplotlib is not installed (``pip install 'fusekit[plot]'``).
+        """
+        from .plot import plot_profile
+
+        plot_profile(self, path, cores)
+
+
+def _pipe_busy(sched: CoreSchedule, params: TimingParams) -> dict[Pipe, float]:
+    busy = {pipe: 0.0 for pipe in PIPES}
+    for pipe_index, b in zip(sched.pipes, sched.busy):
+        busy[PIPES[pipe_index]] += b
+    busy[Pipe.S] += len(sched.instrs) * params.cycles_us(params.scalar_cycles_per_call)  # issuing every call
+    return busy
+
+
+def predict(traces, soc=None) -> Profile:
+    """Schedule the Traces of launches run one after another on ``soc`` (default: the first trace's SoC)."""
+    traces = list(traces)
+    params = load(soc or (traces[0].soc if traces else None))
+    return Profile([schedule(trace, params) for trace in traces], params)
+
+
+def profile(kernel: KernelFunction, *, soc=None, values: bool = True, strict: bool = True,
+            progress: Callable[[], None] | None = None) -> "Profiler":
+    """Wrap ``kernel`` so that ``profile(kernel)[core_num](*args)`` runs it and returns a :class:`Profile`.
+
+    Args:
+        kernel: any ``@asc.jit`` kernel.
+        soc: SoC to simulate and time (default Ascend910B1).
+        values: compute the kernel's results too (False: only record the Trace, faster).
+        strict, progress: launch options (see ``fusekit.asc.launch``).
+    """
+    return Profiler(kernel, soc, values, strict, progress)
+
+
+class Profiler:
+    def __init__(self, kernel: KernelFunction, soc, values: bool, strict: bool, progress):
+        self.kernel, self.soc, self.values, self.strict, self.progress = kernel, soc, values, strict, progress
+
+    def __getitem__(self, key) -> Callable[..., Profile]:
+        core_num = key[0] if isinstance(key, tuple) else key
+
+        def launcher(*args, **kwargs) -> Profile:
+            result = launch(self.kernel, core_num, args, kwargs, soc=self.soc, strict=self.strict,
+                            executor=None if self.values else NO_VALUES, progress=self.progress)
+            return predict([result.trace], self.soc)
+
+        return launcher

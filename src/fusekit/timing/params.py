@@ -1,0 +1,91 @@
+"""Timing-model parameters, one JSON data file per SoC (``fusekit/timing/socs/<SoC>.json``).
+
+Each entry is ``{"value": number, "source": "where it comes from"}``. Sources use the tags of
+``docs/ascendc-model.md`` (AD, AD-G, AD-API, PROF, 3p); ``calibrated`` marks a value fitted by
+``benchmarks/calibrate_timing.py`` against the published measurements (see ``fusekit.timing``);
+``assumed`` marks a value no document gives, chosen so that it does not decide any result the
+calibration constrains (e.g. vector start-up cycles, which hide behind GM transfers here).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from importlib import resources
+from types import MappingProxyType
+from typing import Mapping
+
+from fusekit.soc import SoC, get_soc
+
+
+@dataclass(frozen=True)
+class TimingParams:
+    """Costs of instructions on one SoC.
+
+    Attributes (units in the names):
+        clock_ghz: AI core clock.
+        launch_overhead_us: added once per kernel launch (task dispatch to the cores' first instruction).
+        scalar_cycles_per_call: scalar-unit cycles to issue one API call (address arithmetic, dispatch).
+        scalar_ub_access_cycles / scalar_gm_access_cycles: a get_value/set_value on UB / on GM.
+        sync_cycles: a set/wait of a flag, a queue operation's flag, a pipe_barrier, on its pipe.
+        vector_startup_cycles: fixed cost of one vector instruction.
+        vector_bytes_per_cycle: bytes one repeat processes per cycle (256 B: 8 blocks of 32 B).
+        mte_latency_ns: fixed latency of a GM transfer before data flows.
+        mte_engine_gbps: most one MTE2 or MTE3 engine of one core moves, GB/s.
+        gm_bandwidth_gbps: the chip's GM (HBM/DDR) bandwidth, shared by every active transfer.
+        full_efficiency_bytes: transfers this large or larger use GM bandwidth fully.
+        small_transfer_efficiency: efficiency of a vanishingly small transfer; efficiency grows
+            linearly to 1 at ``full_efficiency_bytes``.
+        misaligned_efficiency: factor for a GM address not aligned to ``gm_align_bytes``.
+        gm_align_bytes: the GM alignment with full bandwidth.
+        sources: attribute name -> source text.
+    """
+
+    soc: str
+    clock_ghz: float
+    launch_overhead_us: float
+    scalar_cycles_per_call: float
+    scalar_ub_access_cycles: float
+    scalar_gm_access_cycles: float
+    sync_cycles: float
+    vector_startup_cycles: float
+    vector_bytes_per_cycle: float
+    mte_latency_ns: float
+    mte_engine_gbps: float
+    gm_bandwidth_gbps: float
+    full_efficiency_bytes: float
+    small_transfer_efficiency: float
+    misaligned_efficiency: float
+    gm_align_bytes: int
+    sources: Mapping[str, str]
+
+    def cycles_us(self, cycles: float) -> float:
+        """Microseconds of ``cycles`` at the core clock."""
+        return cycles / (self.clock_ghz * 1e3)
+
+    def transfer_efficiency(self, nbytes: int, gm_offset: int) -> float:
+        """Share of GM bandwidth a transfer of ``nbytes`` at byte ``gm_offset`` of its buffer uses.
+
+        GM buffers start 512 B aligned (the runtime's allocator does), so the offset's alignment is
+        the address's.
+        """
+        ramp = min(1.0, nbytes / self.full_efficiency_bytes)
+        eff = self.small_transfer_efficiency + (1 - self.small_transfer_efficiency) * ramp
+        return eff * (self.misaligned_efficiency if gm_offset % self.gm_align_bytes else 1.0)
+
+
+def load(soc: "str | SoC | None" = None) -> TimingParams:
+    """The timing parameters of a SoC (default Ascend910B1).
+
+    Raises:
+        ValueError: unknown SoC (see ``fusekit.soc``).
+    """
+    spec = get_soc(soc)
+    text = resources.files("fusekit.timing").joinpath("socs", f"{spec.name}.json").read_text(encoding="utf-8")
+    raw = json.loads(text)
+    names = [f.name for f in fields(TimingParams) if f.name not in ("soc", "sources")]
+    missing = [n for n in names if n not in raw]
+    if missing:
+        raise ValueError(f"timing data of {spec.name} lacks {missing}")
+    return TimingParams(soc=spec.name, **{n: raw[n]["value"] for n in names},
+                        sources=MappingProxyType({n: raw[n]["source"] for n in names}))

@@ -1,0 +1,255 @@
+"""Schedule a Trace on the pipes of each core: when every instruction starts and ends.
+
+Rules (PROF: msprof's op simulator shows the same per-pipe timeline):
+
+- the scalar unit issues the instructions of a core in program order, ``scalar_cycles_per_call``
+  each; a scalar access (get_value/set_value) holds the issue until it is done;
+- an instruction starts once it is issued, its pipe has finished the previous instruction of that
+  pipe (pipes execute in order) and its happens-before predecessors (``fusekit.hb``: the queue
+  and flag synchronisation the sanitizer uses) have finished;
+- costs: vector = ``vector_startup_cycles`` + ceil(bytes / 256) repeats (one per cycle); sync
+  instructions ``sync_cycles``; scalar accesses their access cycles; a GM transfer = latency +
+  bytes / rate, where the rate is the engine's maximum or an equal share of the GM bandwidth among
+  all transfers in flight on all cores at that moment (processor sharing), whichever is lower, times
+  the transfer's efficiency (small or misaligned transfers use the bandwidth less well);
+- ``sync_all`` ends when every core has reached it.
+
+Cores whose instruction streams have the same shape are scheduled once and counted as many
+times as they occur (their transfers share the bandwidth with the weight of their number), which
+keeps the model cheap for 48 identical cores.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import defaultdict, deque
+from dataclasses import dataclass
+
+from fusekit.asc.trace import Instr, Mem, Pipe, SyncKind, Trace
+from fusekit.hb import PIPE_INDEX, core_order
+
+from .params import TimingParams
+
+S = PIPE_INDEX[Pipe.S]
+DMA_OPS = ("data_copy", "data_copy_pad")
+
+
+@dataclass
+class CoreSchedule:
+    """Times of one core's instructions, in microseconds from the core's start.
+
+    ``busy`` is how long each instruction occupies its pipe doing work (a transfer's latency is
+    not busy time: msprof's MTE time counts cycles that move data).
+    """
+
+    instrs: list[Instr]
+    pipes: list[int]
+    start: list[float]
+    end: list[float]
+    busy: list[float]
+
+    @property
+    def finish_us(self) -> float:
+        return max(self.end, default=0.0)
+
+
+@dataclass
+class LaunchSchedule:
+    """The schedule of one launch: per core (``cores[i]``), the launch overhead and the makespan (us)."""
+
+    trace: Trace
+    cores: list[CoreSchedule]
+    overhead_us: float
+
+    @property
+    def makespan_us(self) -> float:
+        return max((c.finish_us for c in self.cores), default=0.0)
+
+    @property
+    def time_us(self) -> float:
+        """Kernel time: launch overhead plus the slowest core."""
+        return self.overhead_us + self.makespan_us
+
+
+def schedule(trace: Trace, params: TimingParams) -> LaunchSchedule:
+    """Schedule every core of ``trace`` with the costs of ``params``."""
+    streams = [trace.cores[trace.stand_ins.get(c, c)] for c in range(trace.block_dim)]
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    for core, instrs in enumerate(streams):
+        groups[_shape(instrs)].append(core)
+    transfers = _Transfers(params)
+    barrier = _Barrier(len(groups), params)
+    sims = [_CoreSim(streams[members[0]], params, len(members), transfers, barrier) for members in groups.values()]
+    for sim in sims:
+        sim.begin()
+    transfers.run()
+    schedules: list[CoreSchedule | None] = [None] * trace.block_dim
+    for sim, members in zip(sims, groups.values()):
+        result = sim.result()
+        for core in members:
+            schedules[core] = result
+    return LaunchSchedule(trace, schedules, params.launch_overhead_us)
+
+
+def _shape(instrs: list[Instr]) -> tuple:
+    """What decides an instruction stream's timing (not its addresses, except GM alignment)."""
+    return tuple((i.op, i.pipe, i.nbytes, _gm_offset(i) % 512, i.sync.kind if i.sync else None,
+                  i.sync.event if i.sync else None) for i in instrs)
+
+
+def _gm_offset(instr: Instr) -> int:
+    for acc in instr.reads + instr.writes:
+        if acc.mem is Mem.GM:
+            return acc.start
+    return 0
+
+
+class _CoreSim:
+    """One core's instructions placed as soon as their issue slot and predecessors are known."""
+
+    def __init__(self, instrs: list[Instr], params: TimingParams, weight: int, transfers: "_Transfers",
+                 barrier: "_Barrier"):
+        self.instrs, self.p, self.weight = instrs, params, weight
+        self.transfers, self.barrier = transfers, barrier
+        order = core_order(instrs)
+        self.pipes = order.pipe
+        n = len(instrs)
+        by_pipe: list[list[int]] = [[], [], [], []]
+        self.deps: list[list[int]] = []
+        self.dependents: list[list[int]] = [[] for _ in range(n)]
+        for i in range(n):
+            p = order.pipe[i]
+            deps = [by_pipe[p][-1]] if by_pipe[p] else []
+            deps += [by_pipe[q][k - 1] for q, k in enumerate(order.clock[i]) if q != p and k > 0]
+            by_pipe[p].append(i)
+            self.deps.append(deps)
+            for d in deps:
+                self.dependents[d].append(i)
+        self.unknown = [len(d) for d in self.deps]
+        self.issue: list[float | None] = [None] * n
+        self.start: list[float | None] = [None] * n
+        self.end: list[float | None] = [None] * n
+        self.busy = [0.0] * n
+        self.issued = 0
+        self.ready: deque[int] = deque()
+        self.issue_cost = params.cycles_us(params.scalar_cycles_per_call)
+
+    def begin(self) -> None:
+        self._drain()
+
+    def done(self, i: int, when: float, busy: float) -> None:
+        """Instruction i (a transfer or a sync_all) ended at ``when``."""
+        self.end[i], self.busy[i] = when, busy
+        self._known(i)
+        self._drain()
+
+    def result(self) -> CoreSchedule:
+        return CoreSchedule(self.instrs, self.pipes, [s or 0.0 for s in self.start], [e or 0.0 for e in self.end],
+                            self.busy)
+
+    def _drain(self) -> None:
+        while True:
+            self._issue()
+            if not self.ready:
+                return
+            self._place(self.ready.popleft())
+
+    def _issue(self) -> None:
+        """Issue times in program order; a scalar access holds the issue until it ends."""
+        while self.issued < len(self.instrs):
+            i = self.issued
+            at = 0.0
+            if i:
+                at = self.issue[i - 1]
+                if self.pipes[i - 1] == S:
+                    if self.end[i - 1] is None:
+                        return
+                    at = max(at, self.end[i - 1])
+            self.issue[i] = at + self.issue_cost
+            self.issued += 1
+            if not self.unknown[i]:
+                self.ready.append(i)
+
+    def _place(self, i: int) -> None:
+        start = max([self.issue[i]] + [self.end[d] for d in self.deps[i]])
+        self.start[i] = start
+        instr = self.instrs[i]
+        if instr.op in DMA_OPS and instr.pipe in (Pipe.MTE2, Pipe.MTE3) and instr.nbytes:
+            blocks = max(1, sum(acc.mem is Mem.GM for acc in instr.reads + instr.writes))
+            efficiency = self.p.transfer_efficiency(instr.nbytes // blocks, _gm_offset(instr))
+            self.transfers.add(self, i, start + self.p.mte_latency_ns / 1e3, instr.nbytes, efficiency, self.weight)
+        elif instr.sync is not None and instr.sync.kind is SyncKind.ALL:
+            self.barrier.arrive(self, i, start)
+        else:
+            cost = _cost(instr, self.p)
+            self.end[i], self.busy[i] = start + cost, cost
+            self._known(i)
+
+    def _known(self, i: int) -> None:
+        for d in self.dependents[i]:
+            self.unknown[d] -= 1
+            if not self.unknown[d] and self.issue[d] is not None:
+                self.ready.append(d)
+
+
+def _cost(instr: Instr, p: TimingParams) -> float:
+    """Duration (us) of an instruction that is not a GM transfer."""
+    if instr.sync is not None:
+        return p.cycles_us(p.sync_cycles)
+    if instr.pipe is Pipe.S:
+        on_gm = any(acc.mem is Mem.GM for acc in instr.reads + instr.writes)
+        return p.cycles_us(p.scalar_gm_access_cycles if on_gm else p.scalar_ub_access_cycles)
+    nbytes = max([acc.nbytes for acc in instr.reads + instr.writes] + [instr.nbytes, 0])
+    return p.cycles_us(p.vector_startup_cycles + math.ceil(nbytes / p.vector_bytes_per_cycle))
+
+
+class _Transfers:
+    """GM transfers in flight on all cores, sharing the GM bandwidth (processor sharing)."""
+
+    def __init__(self, params: TimingParams):
+        self.p = params
+        self.pending: list = []   # (begin us, seq, sim, index, bytes, efficiency, weight)
+        self.active: list = []    # [remaining bytes, sim, index, efficiency, weight, begin]
+        self.now = 0.0
+        self.seq = 0
+
+    def add(self, sim: _CoreSim, i: int, begin: float, nbytes: int, efficiency: float, weight: int) -> None:
+        heapq.heappush(self.pending, (begin, self.seq, sim, i, nbytes, efficiency, weight))
+        self.seq += 1
+
+    def run(self) -> None:
+        engine = self.p.mte_engine_gbps * 1e3  # bytes per microsecond
+        total = self.p.gm_bandwidth_gbps * 1e3
+        while self.pending or self.active:
+            sharers = sum(a[4] for a in self.active)
+            rates = [min(engine, total * a[3] / sharers) for a in self.active]
+            step = min((a[0] / r for a, r in zip(self.active, rates)), default=math.inf)
+            if self.pending:
+                step = min(step, max(0.0, self.pending[0][0] - self.now))
+            for a, r in zip(self.active, rates):
+                a[0] -= r * step
+            self.now += step
+            finished = [a for a in self.active if a[0] <= 1e-9]
+            self.active = [a for a in self.active if a[0] > 1e-9]
+            while self.pending and self.pending[0][0] <= self.now + 1e-12:
+                begin, _, sim, i, nbytes, efficiency, weight = heapq.heappop(self.pending)
+                self.active.append([float(nbytes), sim, i, efficiency, weight, begin])
+            for _, sim, i, _, _, begin in finished:
+                sim.done(i, self.now, self.now - begin)
+
+
+class _Barrier:
+    """sync_all: released when every core (group) has arrived, in arrival rounds."""
+
+    def __init__(self, groups: int, params: TimingParams):
+        self.groups, self.cost = groups, params.cycles_us(params.sync_cycles)
+        self.waiting: list[tuple[_CoreSim, int, float]] = []
+
+    def arrive(self, sim: _CoreSim, i: int, at: float) -> None:
+        self.waiting.append((sim, i, at))
+        if len(self.waiting) == self.groups:
+            release = max(t for _, _, t in self.waiting) + self.cost
+            arrived, self.waiting = self.waiting, []
+            for s, j, _ in arrived:
+                s.done(j, release, self.cost)
