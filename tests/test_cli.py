@@ -321,3 +321,27 @@ def test_check_rejects_unknown_names(tmp_path, capsys, argv, match):
     with pytest.raises(SystemExit) as exc:
         main(["check", str(path), "--sizes", "4", *argv])
     assert exc.value.code == 2 and match in capsys.readouterr().err
+
+
+def test_profile_writes_trace_plot_and_csv(tmp_path, capsys):
+    code = main(["profile", "fused_add_scale", "--size", "300007", "--cores", "8", "--trace", str(tmp_path / "t.json"),
+                 "--plot", str(tmp_path / "p.png"), "--csv", str(tmp_path / "u.csv")])
+    out = capsys.readouterr().out
+    assert code == 0 and "kernel time" in out and "block_dim 8" in out
+    assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    assert (tmp_path / "p.png").stat().st_size > 0 and "aiv_mte2_ratio" in (tmp_path / "u.csv").read_text()
+
+
+def test_profile_bad_tile_length_exits_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["profile", "fused_add_scale", "--size", "4096", "--tile-length", "100"])
+    assert exc.value.code == 2 and "tile_length=100" in capsys.readouterr().err
+
+
+def test_tune_and_experiment(capsys):
+    assert main(["tune", "fused_add_scale", "--size", "65536"]) == 0
+    out = capsys.readouterr().out
+    assert "best" in out and "default" in out and "slower than the best found" in out
+    assert main(["experiment", "--sizes", "262144"]) == 0
+    out = capsys.readouterr().out
+    assert "single core, BUFFER_NUM 1" in out and "article: about 1.8x" in out

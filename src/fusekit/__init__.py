@@ -4,5 +4,6 @@ from fusekit import asc
 from fusekit.asc import KernelError
 from fusekit.ops.fused_add_scale import fused_add_scale
 from fusekit.sanitizer import sanitize
+from fusekit.timing import profile
 
-__all__ = ["asc", "KernelError", "fused_add_scale", "sanitize"]
+__all__ = ["asc", "KernelError", "fused_add_scale", "profile", "sanitize"]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import ml_dtypes
 import numpy as np
+from tqdm import tqdm
 
 from fusekit import tiling
 from fusekit.asc import KernelError
@@ -25,6 +26,9 @@ from fusekit.files import write_atomic
 from fusekit.ops import fused_add_scale as fas
 from fusekit.sanitizer import Report, analyze
 from fusekit.soc import SOCS
+from fusekit.timing import predict
+from fusekit.timing.experiment import report as experiment_report
+from fusekit.timing.tune import tune
 from fusekit.verify import compare
 
 DTYPES = {"float16": np.float16, "float32": np.float32, "bfloat16": ml_dtypes.bfloat16}
@@ -117,7 +121,44 @@ def _parser() -> argparse.ArgumentParser:
                        help="reproduce the NPU's silent DataCopy round-down instead of stopping on it")
     check.add_argument("--json", action="store_true", help="print the reports as JSON")
     check.set_defaults(func=_check)
+
+    profile = sub.add_parser("profile", help="predict an operator's per-pipe timeline and time on the NPU",
+                             description="Run an operator on the simulator and predict its time with the timing "
+                                         "model (fusekit.timing): kernel time, pipe utilisation, GM bandwidth.")
+    _kernel_options(profile)
+    profile.add_argument("--tile-length", type=_bounded(1, None), default=None,
+                         help="tile length in elements (multiple of 512 B; default: the tiling's)")
+    profile.add_argument("--trace", type=Path, help="write a Chrome-trace timeline (open in ui.perfetto.dev)")
+    profile.add_argument("--plot", type=Path, help="write a PNG of the timeline and pipe utilisation (needs matplotlib)")
+    profile.add_argument("--csv", type=Path, help="write PipeUtilization.csv (msprof's columns)")
+    profile.set_defaults(func=_profile)
+
+    tune = sub.add_parser("tune", help="search tile length, BUFFER_NUM and cores for the lowest predicted time")
+    tune.add_argument("op", choices=["fused_add_scale"])
+    tune.add_argument("--size", type=_bounded(1, None), required=True, help="elements")
+    tune.add_argument("--dtype", choices=list(DTYPES), default="float16")
+    tune.add_argument("--soc", choices=list(SOCS), default=None)
+    tune.add_argument("--precision", choices=list(fas.PRECISIONS), default=None)
+    tune.set_defaults(func=_tune)
+
+    experiment = sub.add_parser("experiment", help="the seed article's experiment, predicted: cores, BUFFER_NUM, fused "
+                                                   "against the unfused Add + Muls")
+    experiment.add_argument("--soc", choices=list(SOCS), default=None)
+    experiment.add_argument("--sizes", type=_sizes, default=(256 * 1024, 16 * 1024 * 1024),
+                            help="comma-separated float16 element counts (default 262144,16777216)")
+    experiment.set_defaults(func=_experiment)
     return parser
+
+
+def _kernel_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("op", choices=["fused_add_scale"], help="operator")
+    parser.add_argument("--size", type=_bounded(0, None), default=1_000_000, help="elements (default 1000000)")
+    parser.add_argument("--dtype", choices=list(DTYPES), default="float16", help="element type (default float16)")
+    parser.add_argument("--soc", choices=list(SOCS), default=None, help="SoC to simulate (default Ascend910B1)")
+    parser.add_argument("--cores", type=_bounded(1, 65535), default=None, help="most AIV cores to use (default: all)")
+    parser.add_argument("--buffer-num", type=_bounded(1, 8), default=2, help="BUFFER_NUM (default 2)")
+    parser.add_argument("--precision", choices=list(fas.PRECISIONS), default=None,
+                        help="native or fp32 (default: native, fp32 for bfloat16)")
 
 
 def _bounded(lo: int, hi: int | None):
@@ -162,6 +203,71 @@ def _check(args: argparse.Namespace) -> int:
         for r in results:
             print(f"n = {r.n}: {r.report.to_text()}")
     return 1 if any(not r.report.ok for r in results) else 0
+
+
+def _profile(args: argparse.Namespace) -> int:
+    x1, x2 = _random(args.size, args.dtype, seed=0)
+    for path in (args.trace, args.plot, args.csv):
+        if path is not None:
+            _check_writable(path)
+    plan = _plan_or_usage_error(args, x1)
+    with tqdm(total=plan.block_dim, desc="simulating cores", unit="core", disable=plan.total_length < 2**22,
+              file=sys.stderr) as bar:
+        try:
+            result = fas.run(x1, x2, 1.5, soc=args.soc, core_num=args.cores, buffer_num=args.buffer_num,
+                             precision=args.precision, tile_length=args.tile_length, progress=bar.update)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(str(exc)) from None
+    _print_tiling(result.tilings, result.soc)
+    prof = predict([launch.trace for launch in result.launches], result.soc)
+    print(prof.table())
+    for path, write in ((args.trace, prof.write_trace), (args.plot, prof.plot), (args.csv, prof.write_csv)):
+        if path is not None:
+            try:
+                write(path)
+            except (OSError, ImportError) as exc:
+                raise UsageError(f"cannot write {path}: {exc}") from None
+            print(f"wrote {path}")
+    return 0
+
+
+def _plan_or_usage_error(args: argparse.Namespace, x1: np.ndarray) -> tiling.TilingData:
+    try:
+        dtype = fas.check_inputs(x1, x1, 1.5)
+        return tiling.compute_tiling(x1.size, dtype, buffer_num=args.buffer_num, soc=args.soc, core_num=args.cores,
+                                     tile_length=args.tile_length)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _tune(args: argparse.Namespace) -> int:
+    with tqdm(desc="timing configurations", unit="config", file=sys.stderr, disable=args.size < 2**22) as bar:
+        try:
+            result = tune(args.size, args.dtype, soc=args.soc, precision=args.precision, progress=bar.update)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(str(exc)) from None
+    print(f"FusedAddScale, {args.size:,} {args.dtype}: {len(result.tried)} configurations timed on the model")
+    for label, plan, us in (("best", result.best, result.best_us), ("default", result.default, result.default_us)):
+        print(f"  {label:<8} {us:10.2f} us  block_dim {plan.block_dim}, tile_length {plan.tile_length}, BUFFER_NUM "
+              f"{plan.buffer_num} (block_length {plan.block_length}, tile_num {plan.tile_num}, tail_length "
+              f"{plan.tail_length}; last core {plan.last_block_length} = {plan.last_tile_num} x {plan.tile_length} + "
+              f"{plan.last_tail_length})")
+    print(f"  the default tiling is {result.default_gap:.1%} slower than the best found")
+    return 0
+
+
+def _experiment(args: argparse.Namespace) -> int:
+    for n in args.sizes:
+        print(experiment_report(n, args.soc))
+    return 0
+
+
+def _random(n: int, dtype_name: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    try:
+        return tuple(rng.standard_normal(n, dtype=np.float32).astype(DTYPES[dtype_name]) for _ in range(2))
+    except (MemoryError, ValueError):
+        raise UsageError(f"--size {n} does not fit in memory ({n * 4 / 2**30:.1f} GiB per random input)") from None
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -243,13 +349,7 @@ def _inputs(args: argparse.Namespace) -> tuple[np.ndarray, np.ndarray, str]:
             raise UsageError("pass either --size (random input) or --x1/--x2 (.npy files), not both")
         x1, x2 = (_load(path, args.dtype) for path in files)
         return x1, x2, f"{args.x1}, {args.x2}"
-    n = 1_000_000 if args.size is None else args.size
-    dtype = DTYPES[args.dtype or "float16"]
-    rng = np.random.default_rng(args.seed)
-    try:
-        x1, x2 = (rng.standard_normal(n, dtype=np.float32).astype(dtype) for _ in range(2))
-    except (MemoryError, ValueError):
-        raise UsageError(f"--size {n} does not fit in memory ({n * 4 / 2**30:.1f} GiB per random input)") from None
+    x1, x2 = _random(1_000_000 if args.size is None else args.size, args.dtype or "float16", args.seed)
     return x1, x2, f"random, seed {args.seed}"
 
 

@@ -16,7 +16,14 @@ The plan, as a :class:`TilingData`:
   DataCopyPad). ``tile_length`` is a multiple of 512 B (so tiles stay 512 B-aligned; it is also
   two vector repeats of 256 B: AD-API 高维切分.md), the largest for which ``BUFFER_NUM`` buffers
   of every queue plus any per-element scratch fit the SoC's ``ub_tiling_bytes``
-  (TOTAL_VEC_LOCAL_SIZE), and no longer than the core's range needs.
+  (TOTAL_VEC_LOCAL_SIZE), and no longer than the core's range needs. When at most half the
+  SoC's cores run (a small input), BUFFER_NUM > 1 and the halves are at least ``SPLIT_MIN_BYTES``
+  (8 KiB), a core's range is cut into two tiles so that double buffering can overlap one tile's
+  copy-in with the other's copy-out (smaller halves cost more in per-transfer latency than the
+  overlap saves): so few
+  cores cannot saturate GM bandwidth, their time is the transfers' latency chain, which the overlap
+  shortens. With more cores GM bandwidth is the limit and one large tile (fewer, larger transfers)
+  is faster. Both were chosen with the timing model (``fusekit tune``).
 - **32-bit lengths**: kernels take lengths and offsets as int32 (pyasc converts Python ints to
   int32); a total past ``MAX_LAUNCH_ELEMENTS`` is refused here and split by :func:`split_launches`.
 """
@@ -32,6 +39,7 @@ from fusekit.soc import SoC, get_soc
 BLOCK_BYTES = 32
 GM_ALIGN_BYTES = 512
 MIN_BYTES_PER_CORE = 16 * 1024
+SPLIT_MIN_BYTES = 8 * 1024
 MAX_LAUNCH_ELEMENTS = 2**31 - 1
 MAX_CORE_NUM = 65535
 
@@ -129,7 +137,9 @@ def compute_tiling(total_length: int, dtype, *, num_queues: int = 3, buffer_num:
     repeat = GM_ALIGN_BYTES // size
     fit = spec.ub_tiling_bytes // per_elem // repeat * repeat
     if tile_length is None:
-        tile_length = min(fit, _round_up(block_length, repeat))
+        small = block_dim <= spec.vector_cores // 2 and block_length * size >= 2 * SPLIT_MIN_BYTES
+        tiles_per_core = 2 if buffer_num > 1 and small else 1
+        tile_length = min(fit, _round_up(-(-block_length // tiles_per_core), repeat))
     elif tile_length <= 0 or tile_length % repeat or tile_length > fit:
         raise ValueError(f"tile_length={tile_length} must be a positive multiple of {repeat} elements (512 B) and at "
                          f"most {fit}, the most that fits {spec.ub_tiling_bytes} B of UB with {num_queues} queues x "

@@ -75,11 +75,11 @@ def fused_add_scale(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc: "str |
 
 def run(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc=None, core_num: int | None = None, buffer_num: int = 2,
         precision: str | None = None, tile_length: int | None = None, strict: bool = True,
-        executor=None, sample_cores: bool = False) -> FusedAddScaleRun:
+        executor=None, sample_cores: bool = False, progress=None) -> FusedAddScaleRun:
     """Like :func:`fused_add_scale`, also returning the tiling, the Traces and the wall time.
 
     ``tile_length`` forces the tile size (elements, multiple of 512 B); ``strict``, ``executor``
-    and ``sample_cores`` are launch options (``fusekit.timing.NO_VALUES`` and ``sample_cores`` skip
+    ``sample_cores`` and ``progress`` are launch options (``fusekit.timing.NO_VALUES`` and ``sample_cores`` skip
     work when only the Trace's timing matters; ``y`` is then meaningless).
     """
     spec = get_soc(soc)
@@ -107,7 +107,7 @@ def run(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc=None, core_num: int
         launches.append(launch(KERNEL, plan.block_dim, (a[window], b[window], y[window]),
                                dict(plan.kernel_args(), scale=float(scale), TILE_LENGTH=plan.tile_length,
                                     BUFFER_NUM=buffer_num, CAST_FP32=cast_fp32), soc=spec, strict=strict,
-                               executor=executor, sample_cores=sample_cores))
+                               executor=executor, sample_cores=sample_cores, progress=progress))
     if n == 0:
         plans.append(tiling.compute_tiling(0, dtype, buffer_num=buffer_num, soc=spec, core_num=core_num))
     return FusedAddScaleRun(y[:n].reshape(shape), precision, spec, plans, launches, time.perf_counter() - started)

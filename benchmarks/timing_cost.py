@@ -1,0 +1,44 @@
+"""Cost of the timing model: scheduling the Trace of FusedAddScale at n = 2**24 float16 against the
+simulated run that recorded it.
+
+Reports the best of several repetitions of (a) the simulated run (``fusekit.ops.fused_add_scale.run``)
+and (b) ``fusekit.timing.predict`` of its Trace, and their ratio. Not a test: nothing is asserted
+about time.
+
+    python benchmarks/timing_cost.py [--size N] [--repeat R]
+"""
+
+import argparse
+import time
+
+import numpy as np
+
+from fusekit.ops.fused_add_scale import run
+from fusekit.timing import predict
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=2**24)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    x1 = rng.standard_normal(args.size, dtype=np.float32).astype(np.float16)
+    x2 = rng.standard_normal(args.size, dtype=np.float32).astype(np.float16)
+    simulate, schedule = [], []
+    for _ in range(args.repeat):
+        started = time.perf_counter()
+        result = run(x1, x2, 1.5)
+        simulate.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        profile = predict([launch.trace for launch in result.launches])
+        schedule.append(time.perf_counter() - started)
+    instructions = sum(len(launch.trace) for launch in result.launches)
+    print(f"FusedAddScale n={args.size} float16, {instructions} instructions, predicted {profile.kernel_time_us:.2f} us")
+    print(f"  simulated run   {min(simulate) * 1e3:8.1f} ms (best of {args.repeat})")
+    print(f"  schedule Trace  {min(schedule) * 1e3:8.1f} ms (best of {args.repeat})")
+    print(f"  ratio           {min(schedule) / min(simulate):8.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""Autotuning: search tile length, BUFFER_NUM and core count of FusedAddScale for the lowest predicted time.
+
+A coordinate descent from the default tiling: try every candidate of one knob with the others
+fixed, keep the best, move to the next knob, and repeat until a full round improves nothing.
+Candidates: tile lengths of 1 to 16 KiB in powers of two and 24 KiB, the default rule's, and a
+core's range cut in two or three; core counts 1, 2, 4, 8 and multiples of 8 up to the SoC's cores;
+BUFFER_NUM 1 to 4. Configurations that give the same TilingData are timed once. Each is timed on
+the model from a values-free Trace of the first and last core (``fusekit.timing.workloads``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fusekit import tiling
+from fusekit.asc import dtypes
+from fusekit.ops.fused_add_scale.host import NUM_QUEUES, resolve_precision
+from fusekit.soc import get_soc
+
+from . import predict, workloads
+
+
+@dataclass
+class TuneResult:
+    """The best configuration found and the default's, with predicted times in microseconds."""
+
+    best: tiling.TilingData
+    best_us: float
+    default: tiling.TilingData
+    default_us: float
+    tried: dict = field(default_factory=dict)  # TilingData -> predicted us
+
+    @property
+    def default_gap(self) -> float:
+        """How much slower the default is than the best (0.03 = 3 %)."""
+        return self.default_us / self.best_us - 1 if self.best_us else 0.0
+
+
+def tune(n: int, dtype="float16", *, soc=None, precision: str | None = None, progress=None) -> TuneResult:
+    """Tune FusedAddScale for ``n`` elements of ``dtype`` on ``soc`` (see module doc).
+
+    Raises:
+        ValueError: n < 1, or a dtype / precision the SoC cannot run.
+    """
+    if n < 1:
+        raise ValueError(f"size must be at least 1 to tune, got {n}")
+    spec = get_soc(soc)
+    dt = dtypes.as_dtype(dtype)
+    precision = resolve_precision(precision, dt, spec)
+    scratch = 8 if precision == "fp32" and dt is not dtypes.float32 else 0
+    tried: dict[tiling.TilingData, float] = {}
+
+    def plan_of(cores: int, buffer_num: int, tile: int | None) -> tiling.TilingData | None:
+        try:
+            return tiling.compute_tiling(n, dt, num_queues=NUM_QUEUES, buffer_num=buffer_num, soc=spec,
+                                         core_num=cores, scratch_bytes_per_element=scratch, tile_length=tile)
+        except ValueError:  # a tile that does not fit this BUFFER_NUM
+            return None
+
+    def time_of(plan: tiling.TilingData) -> float:
+        if plan not in tried:
+            traces = workloads.fused(n, dt, soc=spec, core_num=plan.block_dim, buffer_num=plan.buffer_num,
+                                     tile_length=plan.tile_length, precision=precision)
+            tried[plan] = predict(traces, spec).kernel_time_us
+            if progress is not None:
+                progress()
+        return tried[plan]
+
+    default = plan_of(spec.vector_cores, 2, None)
+    config = {"cores": spec.vector_cores, "buffer_num": 2, "tile": default.tile_length}
+    best, best_us = default, time_of(default)
+    improved = True
+    while improved:
+        improved = False
+        for knob, values in _candidates(spec, dt, config, best).items():
+            for value in values:
+                trial = dict(config, **{knob: value})
+                plan = plan_of(trial["cores"], trial["buffer_num"], trial["tile"])
+                if plan is not None and time_of(plan) < best_us * 0.999:
+                    best, best_us, config, improved = plan, time_of(plan), trial, True
+    return TuneResult(best, best_us, default, tried[default], tried)
+
+
+def _candidates(spec, dt, config: dict, plan: tiling.TilingData) -> dict[str, list[int]]:
+    unit = tiling.GM_ALIGN_BYTES // dt.sizeof()
+    tiles = {unit * 2**k for k in range(1, 6)} | {24 * 1024 // dt.sizeof()}
+    tiles |= {-(-plan.block_length // parts) // unit * unit or unit for parts in (2, 3)}
+    tiles.add(None)  # the default rule: the largest that fits UB, or half a small core's range
+    cores = sorted({1, 2, 4, *range(8, spec.vector_cores + 1, 8), spec.vector_cores})
+    return {"tile": sorted(tiles, key=lambda t: t or 1 << 40), "cores": cores, "buffer_num": [1, 2, 3, 4]}

@@ -1,0 +1,174 @@
+"""The timing model: calibration, sanity of its predictions, outputs, the profile API, the tuner."""
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fusekit
+from fusekit import asc, tiling
+from fusekit.asc.trace import Pipe
+from fusekit.timing import NO_VALUES, load, predict, profile, workloads
+from fusekit.timing.experiment import rows
+from fusekit.timing.tune import tune
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import calibrate_timing  # noqa: E402  (the calibration targets live with the script that fits them)
+
+F16 = "float16"
+
+
+def time_us(traces, soc=None):
+    return predict(traces, soc).kernel_time_us
+
+
+def test_calibration_reproduces_the_published_measurements():
+    params = load("Ascend910B1")
+    single = workloads.add(calibrate_timing.N_ADD, core_num=1, tile_length=calibrate_timing.TILE)
+    multi = workloads.add(calibrate_timing.N_ADD, core_num=48, tile_length=calibrate_timing.TILE)
+    assert calibrate_timing.time_of(single, params) == pytest.approx(6909.6, rel=0.01)
+    assert calibrate_timing.mte2_ratio(single[0], params) == pytest.approx(0.873, abs=0.01)
+    assert calibrate_timing.time_of(multi, params) == pytest.approx(306.58, rel=0.01)
+    ratio = time_us(workloads.unfused(256 * 1024)) / time_us(workloads.fused(256 * 1024))
+    assert ratio == pytest.approx(1.8, rel=0.02)
+
+
+def test_every_soc_has_a_complete_data_file_with_sources():
+    for soc in fusekit.soc.SOCS:
+        params = load(soc)
+        assert params.clock_ghz > 0 and params.gm_bandwidth_gbps > 0
+        assert all(source.strip() for source in params.sources.values())
+
+
+def test_time_grows_linearly_at_large_sizes():
+    t24, t25, t26 = (time_us(workloads.fused(2**k)) for k in (24, 25, 26))
+    assert t25 / t24 == pytest.approx(2, rel=0.03) and t26 / t25 == pytest.approx(2, rel=0.03)
+
+
+SIZES = [1, 17, 1000, 4096, 65_539, 2**18, 300_007, 2**20 + 5, 2**22, 10_000_019]
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_double_buffering_is_never_slower(n):
+    assert time_us(workloads.fused(n, buffer_num=2)) <= time_us(workloads.fused(n, buffer_num=1)) * 1.0001
+
+
+@pytest.mark.parametrize("n", [2**16, 2**20, 2**24])
+def test_more_cores_are_never_slower_until_gm_bandwidth_is_the_limit(n):
+    previous = None
+    for cores in (1, 2, 4, 8, 16, 24, 32, 40, 48):
+        prof = predict(workloads.fused(n, core_num=cores))
+        if previous is not None:
+            saturated = previous.bandwidth_gbps > 0.9 * previous.params.gm_bandwidth_gbps
+            limit = 1.02 if saturated else 1.0001
+            assert prof.kernel_time_us <= previous.kernel_time_us * limit, (cores, prof.kernel_time_us)
+        previous = prof
+
+
+@pytest.mark.parametrize("config", [dict(), dict(core_num=1, buffer_num=1), dict(tile_length=1024),
+                                    dict(core_num=7, buffer_num=3)])
+@pytest.mark.parametrize("n", [2**12, 2**20, 2**24])
+def test_achieved_bandwidth_never_exceeds_peak(n, config):
+    prof = predict(workloads.fused(n, **config))
+    assert 0 < prof.bandwidth_gbps <= prof.params.gm_bandwidth_gbps
+
+
+@pytest.mark.parametrize("n", [1, 1000, 2**16, 2**18, 2**20 + 5, 2**22, 2**24])
+@pytest.mark.parametrize("soc", ["Ascend910B1", "Ascend910B4", "Ascend310P3"])
+def test_the_unfused_pair_is_slower_than_the_fused_kernel(n, soc):
+    n = n + (-n) % 16 if soc == "Ascend310P3" else n  # 310P has no DataCopyPad: whole 32 B blocks only
+    assert time_us(workloads.unfused(n, soc=soc), soc) > time_us(workloads.fused(n, soc=soc), soc)
+
+
+def test_predictions_are_deterministic_and_sampling_changes_nothing(tmp_path):
+    for config in (dict(), dict(core_num=7, tile_length=2048), dict(buffer_num=1)):
+        full = predict(workloads.fused(300_007, sample=False, **config))
+        sampled = predict(workloads.fused(300_007, sample=True, **config))
+        assert full.kernel_time_us == sampled.kernel_time_us == predict(workloads.fused(300_007, **config)).kernel_time_us
+        assert full.utilization() == sampled.utilization()
+    full.write_trace(tmp_path / "a.json")
+    full.write_trace(tmp_path / "b.json")
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+
+
+def test_the_articles_order_single_core_slower_than_multi_core_and_double_buffering_helps_at_16m():
+    single, multi1, multi2, unfused = rows(16 * 1024 * 1024)
+    assert single.time_us > multi1.time_us > multi2.time_us
+    assert unfused.time_us > multi2.time_us
+
+
+def test_outputs_csv_trace_and_plot(tmp_path):
+    prof = predict(workloads.fused(100_003, sample=False))
+    prof.write_csv(tmp_path / "PipeUtilization.csv")
+    with open(tmp_path / "PipeUtilization.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    assert len(table) == prof.launches[0].trace.block_dim
+    for column in ("aiv_time(us)", "aiv_vec_ratio", "aiv_mte2_ratio", "aiv_mte3_ratio", "aiv_scalar_ratio"):
+        assert all(0 <= float(row[column]) for row in table) and column in table[0]
+    assert all(float(row["aiv_mte2_ratio"]) <= 1 for row in table)
+    prof.write_trace(tmp_path / "trace.json")
+    events = json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+    slices = [e for e in events if e["ph"] == "X"]
+    assert {e["tid"] for e in slices} <= {"PIPE_S", "PIPE_V", "PIPE_MTE2", "PIPE_MTE3"}
+    assert {e["pid"] for e in slices} == set(range(prof.launches[0].trace.block_dim))
+    assert any(e["name"].startswith("data_copy elementwise.py:") for e in slices)
+    names = {e["args"]["name"] for e in events if e["name"] == "process_name"}
+    assert "aiv(0)" in names
+    prof.plot(tmp_path / "profile.png")
+    assert (tmp_path / "profile.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@asc.jit
+def copy_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, n: int, TILE: asc.ConstExpr[int]):
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x + asc.get_block_idx() * n, n)
+    yg = asc.GlobalTensor()
+    yg.set_global_buffer(y + asc.get_block_idx() * n, n)
+    pipe = asc.TPipe()
+    q = asc.TQue(asc.TPosition.VECIN, 2)
+    pipe.init_buffer(que=q, num=2, len=TILE * 4)
+    for i in range(n // TILE):
+        t = q.alloc_tensor(asc.float32)
+        asc.data_copy(t, xg[i * TILE:], TILE)
+        q.enque(t)
+        t = q.deque(asc.float32)
+        asc.data_copy(yg[i * TILE:], t, TILE)
+        q.free_tensor(t)
+
+
+def test_profile_api_on_a_user_kernel():
+    x = np.arange(8 * 4096, dtype=np.float32)
+    y = np.zeros_like(x)
+    prof = fusekit.profile(copy_kernel)[8](x, y, 4096, 1024)
+    np.testing.assert_array_equal(x, y)  # values computed by default
+    assert prof.kernel_time_us > prof.params.launch_overhead_us
+    assert prof.gm_bytes == 2 * x.nbytes
+    assert "kernel time" in prof.table()
+    quick = profile(copy_kernel, values=False)[8](x, np.zeros_like(x), 4096, 1024)
+    assert quick.kernel_time_us == prof.kernel_time_us
+
+
+def test_no_values_executor_records_the_same_trace():
+    x = np.arange(4096, dtype=np.float32)
+    plain = asc.launch(copy_kernel, 1, (x, np.zeros_like(x), 4096, 512)).trace
+    quick = asc.launch(copy_kernel, 1, (x, np.zeros_like(x), 4096, 512), executor=NO_VALUES).trace
+    assert [(i.op, i.pipe, i.nbytes) for i in plain] == [(i.op, i.pipe, i.nbytes) for i in quick]
+    assert any(i.pipe is Pipe.MTE3 for i in quick)
+
+
+def test_default_tiling_is_within_5_percent_of_the_tuned_time():
+    for k in range(16, 27):
+        result = tune(2**k)
+        assert result.default_us <= 1.05 * result.best_us, (k, result.default, result.best)
+        assert result.best_us <= result.default_us
+
+
+def test_tune_rejects_bad_input():
+    with pytest.raises(ValueError, match="at least 1"):
+        tune(0)
+    with pytest.raises(ValueError, match="use precision='fp32'"):
+        tune(1000, "bfloat16", precision="native")
+    assert tiling.compute_tiling(1000, F16).tile_length  # sanity of the import
