@@ -12,6 +12,7 @@ import contextlib
 import importlib.metadata
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -21,9 +22,13 @@ from tqdm import tqdm
 
 from fusekit import tiling
 from fusekit.asc import KernelError
+from fusekit.bridge import PyascMissing
 from fusekit.check import DEFAULT_SIZES, CheckError, check_file, parse_arg
+from fusekit.emit import emit
 from fusekit.files import write_atomic
+from fusekit.npu import BACKENDS, BackendUnavailable
 from fusekit.ops import fused_add_scale as fas
+from fusekit.project import write_project
 from fusekit.sanitizer import Report, analyze
 from fusekit.soc import SOCS
 from fusekit.timing import predict
@@ -97,6 +102,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("-o", "--output", type=Path, help="write y to this .npy file (atomically)")
     run.add_argument("--sanitize", action="store_true",
                      help="also run the sanitizer (memcheck, racecheck, initcheck, synccheck); exit 1 on findings")
+    run.add_argument("--backend", choices=list(BACKENDS), default="simulator",
+                     help="simulator (default), or npu / camodel through pyasc and CANN (untested without Ascend "
+                          "hardware)")
     run.set_defaults(func=_run)
 
     check = sub.add_parser("check", help="sanitize your own kernel file over a sweep of sizes",
@@ -147,6 +155,19 @@ def _parser() -> argparse.ArgumentParser:
     experiment.add_argument("--sizes", type=_sizes, default=(256 * 1024, 16 * 1024 * 1024),
                             help="comma-separated float16 element counts (default 262144,16777216)")
     experiment.set_defaults(func=_experiment)
+
+    emit_cmd = sub.add_parser("emit", help="trace a shipped kernel with pyasc into Ascend C (needs fusekit[pyasc])",
+                              description="Trace a shipped kernel's source with Huawei's pyasc and write the Ascend C "
+                                          "C++ and the MLIR dumps, or a CANN custom-operator project.")
+    emit_cmd.add_argument("op", choices=["fused_add_scale", "unfused_add_muls"])
+    emit_cmd.add_argument("--dtype", choices=list(DTYPES), default="float16")
+    emit_cmd.add_argument("--precision", choices=list(fas.PRECISIONS), default="native")
+    emit_cmd.add_argument("--buffer-num", type=_bounded(1, 8), default=2)
+    emit_cmd.add_argument("--tile-length", type=_bounded(1, None), default=None)
+    emit_cmd.add_argument("--out", type=Path, default=Path("."), help="directory for the .cpp and .mlir files (default .)")
+    emit_cmd.add_argument("--project", type=Path, help="write a CANN custom-operator project (msopgen layout) here "
+                                                       "instead")
+    emit_cmd.set_defaults(func=_emit)
     return parser
 
 
@@ -256,6 +277,24 @@ def _tune(args: argparse.Namespace) -> int:
     return 0
 
 
+def _emit(args: argparse.Namespace) -> int:
+    try:
+        if args.project is not None:
+            files = write_project(args.op, args.project, buffer_num=args.buffer_num)
+            print(f"wrote a CANN custom-operator project for {args.op} in {args.project} ({len(files)} files); "
+                  "building it needs CANN (bash build.sh), which was not tried here")
+            return 0
+        results = emit(args.op, args.dtype, out_dir=args.out, buffer_num=args.buffer_num, tile_length=args.tile_length,
+                       precision=args.precision)
+    except (PyascMissing, ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from None
+    for result in results:
+        calls = sorted(set(re.findall(r"AscendC::(\w+)", result.cpp)))
+        print(f"{result.kernel} ({result.dtype}, {result.constants}): {', '.join(str(f) for f in result.files)}")
+        print(f"  Ascend C calls: {', '.join(calls)}")
+    return 0
+
+
 def _experiment(args: argparse.Namespace) -> int:
     for n in args.sizes:
         print(experiment_report(n, args.soc))
@@ -276,8 +315,8 @@ def _run(args: argparse.Namespace) -> int:
         _check_writable(args.output)
     try:
         result = fas.run(x1, x2, args.scale, soc=args.soc, core_num=args.cores, buffer_num=args.buffer_num,
-                         precision=args.precision)
-    except (TypeError, ValueError) as exc:
+                         precision=args.precision, backend=args.backend)
+    except (TypeError, ValueError, BackendUnavailable) as exc:
         raise UsageError(str(exc)) from None
     except KernelError as exc:
         if not args.sanitize:

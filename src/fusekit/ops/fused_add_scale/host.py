@@ -22,6 +22,7 @@ import numpy as np
 
 from fusekit import tiling
 from fusekit.asc import LaunchResult, dtypes, launch
+from fusekit.npu import BACKENDS, device_launcher
 from fusekit.opdef import load_op_info
 from fusekit.soc import SoC, get_soc
 from fusekit.verify import CHUNK, model
@@ -49,8 +50,9 @@ class FusedAddScaleRun:
 
 
 def fused_add_scale(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc: "str | SoC | None" = None,
-                    core_num: int | None = None, buffer_num: int = 2, precision: str | None = None) -> np.ndarray:
-    """``(x1 + x2) * scale`` computed by the FusedAddScale kernel on the simulated NPU.
+                    core_num: int | None = None, buffer_num: int = 2, precision: str | None = None,
+                    backend: str = "simulator") -> np.ndarray:
+    """``(x1 + x2) * scale`` computed by the FusedAddScale kernel on the simulated NPU (or a real one).
 
     Args:
         x1, x2: numpy arrays of equal shape (any rank; non-contiguous arrays are copied) and equal
@@ -60,31 +62,37 @@ def fused_add_scale(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc: "str |
         core_num: most AIV cores to use (default: all of the SoC's).
         buffer_num: BUFFER_NUM, buffers per queue: 1 (no overlap) or 2 (double buffering), up to 8.
         precision: ``"native"`` or ``"fp32"``; None picks native for float16/float32, fp32 for bfloat16.
+        backend: ``"simulator"`` (fusekit), or ``"npu"`` / ``"camodel"`` through pyasc and CANN
+            (``fusekit.npu``; untested without Ascend hardware).
 
     Returns:
         y, same shape and dtype as x1.
 
     Raises:
         TypeError: non-array inputs, unsupported or mismatched dtypes, non-real scale.
-        ValueError: mismatched shapes, unknown SoC or precision, bad core_num/buffer_num, or a
+        ValueError: mismatched shapes, unknown SoC, precision or backend, bad core_num/buffer_num, or a
             precision the SoC cannot do.
         KernelError: the kernel broke a hardware rule (a bug in the kernel, not in the input).
+        BackendUnavailable: the NPU or CA model backend lacks pyasc or CANN (the message names what).
     """
-    return run(x1, x2, scale, soc=soc, core_num=core_num, buffer_num=buffer_num, precision=precision).y
+    return run(x1, x2, scale, soc=soc, core_num=core_num, buffer_num=buffer_num, precision=precision,
+               backend=backend).y
 
 
 def run(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc=None, core_num: int | None = None, buffer_num: int = 2,
-        precision: str | None = None, tile_length: int | None = None, strict: bool = True,
-        executor=None, sample_cores: bool = False, progress=None) -> FusedAddScaleRun:
+        precision: str | None = None, tile_length: int | None = None, backend: str = "simulator",
+        **launch_options) -> FusedAddScaleRun:
     """Like :func:`fused_add_scale`, also returning the tiling, the Traces and the wall time.
 
-    ``tile_length`` forces the tile size (elements, multiple of 512 B); ``strict``, ``executor``
-    ``sample_cores`` and ``progress`` are launch options (``fusekit.timing.NO_VALUES`` and ``sample_cores`` skip
-    work when only the Trace's timing matters; ``y`` is then meaningless).
+    ``tile_length`` forces the tile size (elements, multiple of 512 B). ``launch_options`` go to
+    ``fusekit.asc.launch`` (``strict``, ``executor``, ``sample_cores``, ``progress``;
+    ``fusekit.timing.NO_VALUES`` and ``sample_cores`` skip work when only the timing matters, and
+    ``y`` is then meaningless). On a device backend there are no Traces.
     """
     spec = get_soc(soc)
     dtype = check_inputs(x1, x2, scale)
     precision = resolve_precision(precision, dtype, spec)
+    launcher = launch if backend == "simulator" else _device(backend, spec, dtype)
     cast_fp32 = precision == "fp32" and dtype is not dtypes.float32
     shape, n = x1.shape, x1.size
     native = x1.dtype.newbyteorder("=")
@@ -104,13 +112,21 @@ def run(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc=None, core_num: int
                                      tile_length=tile_length)
         plans.append(plan)
         window = slice(first, first + count)
-        launches.append(launch(KERNEL, plan.block_dim, (a[window], b[window], y[window]),
-                               dict(plan.kernel_args(), scale=float(scale), TILE_LENGTH=plan.tile_length,
-                                    BUFFER_NUM=buffer_num, CAST_FP32=cast_fp32), soc=spec, strict=strict,
-                               executor=executor, sample_cores=sample_cores, progress=progress))
+        launches.append(launcher(KERNEL, plan.block_dim, (a[window], b[window], y[window]),
+                                 dict(plan.kernel_args(), scale=float(scale), TILE_LENGTH=plan.tile_length,
+                                      BUFFER_NUM=buffer_num, CAST_FP32=cast_fp32), soc=spec, **launch_options))
     if n == 0:
         plans.append(tiling.compute_tiling(0, dtype, buffer_num=buffer_num, soc=spec, core_num=core_num))
+    launches = [result for result in launches if result is not None]
     return FusedAddScaleRun(y[:n].reshape(shape), precision, spec, plans, launches, time.perf_counter() - started)
+
+
+def _device(backend: str, spec: SoC, dtype: dtypes.DataType):
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if dtype is dtypes.bfloat16:
+        raise ValueError("pyasc 1.1.1 has no bfloat16, so bfloat16 runs on the simulator only (backend='simulator')")
+    return device_launcher(backend, spec.name)
 
 
 def reference(x1: np.ndarray, x2: np.ndarray, scale: float, model_name: str) -> np.ndarray:

@@ -1,0 +1,128 @@
+"""One kernel source, two executors: fusekit's simulator and Huawei's pyasc.
+
+A kernel module names its API ``asc``: ``from fusekit import asc`` (fusekit's kernels) or
+``import asc`` (pyasc's). :func:`rebound` executes a fresh copy of such a module, and of the kernel
+modules it imports, with ``asc`` bound to the other implementation, the way Triton's interpreter
+runs Triton kernels by rebinding the language module. So:
+
+- :func:`pyasc_kernel` gives a shipped kernel as a real pyasc ``JITFunction`` (for :mod:`fusekit.emit`
+  and the NPU path), and
+- :func:`simulate` gives a kernel written for real pyasc as a fusekit kernel, without editing its file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import inspect
+import sys
+import types
+from pathlib import Path
+
+import fusekit
+from fusekit import asc as fusekit_asc
+
+PYASC_INSTALL = "pip install 'fusekit[pyasc]'  (pyasc 1.1.1 needs numpy<2 and CPython 3.9-3.12)"
+# fusekit modules whose kernels import each other; rebound together
+KERNEL_MODULES = ("fusekit.ops.elementwise",)
+
+
+class PyascMissing(RuntimeError):
+    """pyasc is not installed; the message gives the install command."""
+
+
+def require_pyasc() -> types.ModuleType:
+    """The real pyasc ``asc`` module.
+
+    Raises:
+        PyascMissing: pyasc (PyPI ``pyasc``) cannot be imported.
+    """
+    try:
+        import asc
+    except ImportError as exc:
+        raise PyascMissing(f"this needs Huawei's pyasc, which is not installed ({exc}); install it with: "
+                           f"{PYASC_INSTALL}") from None
+    if asc is fusekit_asc:
+        raise PyascMissing("'asc' is fusekit's simulator here, not pyasc; install pyasc with: " + PYASC_INSTALL)
+    return asc
+
+
+@contextlib.contextmanager
+def rebound(asc_module: types.ModuleType):
+    """While inside, ``from fusekit import asc`` and ``import asc`` both give ``asc_module``."""
+    saved_attr = fusekit.asc
+    saved_module = sys.modules.get("asc")
+    fusekit.asc = asc_module
+    sys.modules["asc"] = asc_module
+    try:
+        yield
+    finally:
+        fusekit.asc = saved_attr
+        if saved_module is None:
+            sys.modules.pop("asc", None)
+        else:
+            sys.modules["asc"] = saved_module
+
+
+def load_rebound(path: "str | Path", asc_module: types.ModuleType, also: tuple[str, ...] = KERNEL_MODULES):
+    """A fresh copy of the module in ``path`` (and of the fusekit kernel modules ``also`` it may
+    import) executed with ``asc`` bound to ``asc_module``; sys.modules is left as it was."""
+    path = Path(path)
+    with rebound(asc_module):
+        fresh = {name: _exec_copy(Path(importlib.import_module(name).__file__), name) for name in also}
+        saved = {name: sys.modules[name] for name in fresh}
+        sys.modules.update(fresh)
+        try:
+            return _exec_copy(path, f"_fusekit_rebound_{path.stem}")
+        finally:
+            sys.modules.update(saved)
+
+
+def _exec_copy(path: Path, name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__file__ = str(path)
+    source = path.read_text(encoding="utf-8")
+    exec(compile(source, str(path), "exec", dont_inherit=True), module.__dict__)  # noqa: S102 - kernel files
+    return module
+
+
+def pyasc_kernel(kernel: fusekit_asc.KernelFunction):
+    """The pyasc ``JITFunction`` of a fusekit kernel, traced from the same source file.
+
+    Raises:
+        PyascMissing: pyasc is not installed.
+    """
+    asc = require_pyasc()
+    module = load_rebound(inspect.getsourcefile(kernel.fn), asc)
+    return getattr(module, kernel.fn.__name__)
+
+
+def simulate(kernel, name: str | None = None) -> fusekit_asc.KernelFunction:
+    """Run a kernel written for real pyasc on fusekit's simulator: ``simulate(kernel)[core_num](*args)``.
+
+    Args:
+        kernel: a pyasc ``JITFunction`` (anything with the decorated function as ``.fn``), or the
+            path of the kernel's Python file (then ``name`` picks the kernel), which works without
+            pyasc installed: the file's ``import asc`` gets fusekit's simulator.
+        name: the kernel's name, when ``kernel`` is a path.
+
+    Returns:
+        The same kernel as a fusekit ``KernelFunction`` (helpers included, rebound with it).
+
+    Raises:
+        ValueError: the file has no kernel ``name``.
+        TypeError: ``kernel`` is neither a path nor a jit kernel.
+    """
+    if isinstance(kernel, (str, Path)):
+        path, name = Path(kernel), name
+        if name is None:
+            raise ValueError("simulate(path, name): give the kernel's name with the path")
+    elif hasattr(kernel, "fn") and callable(kernel.fn):
+        path, name = Path(inspect.getsourcefile(kernel.fn)), kernel.fn.__name__
+    else:
+        raise TypeError(f"expected a pyasc @asc.jit kernel or a file path, got {type(kernel).__name__}")
+    module = load_rebound(path, fusekit_asc)
+    found = getattr(module, name, None)
+    if not isinstance(found, fusekit_asc.KernelFunction):
+        raise ValueError(f"{path} has no @asc.jit kernel named {name!r}")
+    return found

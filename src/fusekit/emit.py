@@ -1,0 +1,169 @@
+"""Emit Ascend C C++ from a shipped kernel by tracing its source with Huawei's pyasc.
+
+pyasc traces a Python kernel into MLIR, lowers it and translates it to Ascend C; only compiling
+(``bisheng``) and launching need CANN (``docs/pyasc-api.md``). This module stops after the
+translation: it never calls pyasc's compiler or launcher, and runs with ``PYASC_CACHE_DIR`` and
+``PYASC_HOME`` pointing at a temporary directory it deletes, so nothing that was not really
+compiled can land in pyasc's kernel cache (``~/.pyasc``).
+
+The kernel is traced with the compile-time constants of a real launch: TILE_LENGTH, BUFFER_NUM and
+the precision flag come from ``fusekit.tiling`` for a large input (or the given values). pyasc 1.1.1
+has no bfloat16: those kernels are refused.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fusekit import tiling
+from fusekit.asc import dtypes
+from fusekit.bridge import PyascMissing, pyasc_kernel, require_pyasc
+from fusekit.files import write_atomic
+
+__all__ = ["EMITTABLE", "Emitted", "PyascMissing", "emit", "kernels_of"]
+
+EXAMPLE_ELEMENTS = 2**24  # the tiling's constants of a large input
+EMITTABLE = ("float16", "float32")  # pyasc 1.1.1's floating dtypes (no bfloat16)
+
+
+@dataclass
+class Emitted:
+    """What :func:`emit` produced for one kernel.
+
+    Attributes:
+        kernel: kernel (C++ function) name.
+        dtype: element type name.
+        constants: the compile-time constants traced in.
+        mlir: the module as pyasc's code generator built it.
+        mlir_lowered: the module after pyasc's pass pipeline.
+        cpp: the Ascend C source.
+        files: files written, if an output directory was given.
+    """
+
+    kernel: str
+    dtype: str
+    constants: dict
+    mlir: str
+    mlir_lowered: str
+    cpp: str
+    files: list[Path] = field(default_factory=list)
+
+
+def kernels_of(op: str) -> list:
+    """The fusekit kernels an operator launches, in launch order."""
+    if op == "fused_add_scale":
+        from fusekit.ops.fused_add_scale.kernel import fused_add_scale
+
+        return [fused_add_scale]
+    if op == "unfused_add_muls":
+        from fusekit.ops.unfused_add_muls.kernel import add, muls
+
+        return [add, muls]
+    raise ValueError(f"unknown operator {op!r}; fusekit ships fused_add_scale and unfused_add_muls")
+
+
+def emit(op: str = "fused_add_scale", dtype: str = "float16", *, out_dir: "str | Path | None" = None,
+         buffer_num: int = 2, tile_length: int | None = None, precision: str = "native") -> list[Emitted]:
+    """Trace every kernel of ``op`` with pyasc and return (and optionally write) its Ascend C and MLIR.
+
+    Files written to ``out_dir`` (atomically): ``<kernel>_kernel.cpp``, ``<kernel>.mlir`` (as generated)
+    and ``<kernel>.lowered.mlir`` (after pyasc's passes).
+
+    Raises:
+        PyascMissing: pyasc is not installed (the message has the install command).
+        ValueError: unknown op, a dtype pyasc cannot trace (bfloat16) or a bad tiling parameter.
+    """
+    if dtype not in EMITTABLE:
+        raise ValueError(f"pyasc 1.1.1 cannot trace {dtype} kernels (it has no bfloat16); emit one of "
+                         f"{', '.join(EMITTABLE)}. On the NPU, bfloat16 inputs would need a float32 kernel "
+                         "and host casts")
+    if precision not in ("native", "fp32"):
+        raise ValueError(f"precision must be 'native' or 'fp32', got {precision!r}")
+    kernels = kernels_of(op)
+    asc = require_pyasc()
+    results = []
+    with _no_pyasc_cache():
+        for kernel in kernels:
+            results.append(_trace(asc, kernel, dtype, constants_of(kernel, dtype, buffer_num, tile_length, precision)))
+    if out_dir is not None:
+        for result in results:
+            result.files = _write(Path(out_dir), result)
+    return results
+
+
+def constants_of(kernel, dtype: str, buffer_num: int, tile_length: int | None, precision: str,
+                 n: int = EXAMPLE_ELEMENTS) -> dict:
+    """The compile-time constants of ``kernel`` for ``n`` elements: TILE_LENGTH, BUFFER_NUM (and CAST_FP32)."""
+    params = inspect.signature(kernel.fn).parameters
+    queues = sum(1 for p in params.values() if "GlobalAddress" in str(p.annotation))
+    cast = "CAST_FP32" in params and precision == "fp32" and dtype != "float32"
+    plan = tiling.compute_tiling(max(n, 1), dtype, num_queues=queues, buffer_num=buffer_num, tile_length=tile_length,
+                                 scratch_bytes_per_element=8 if cast else 0)
+    return {"TILE_LENGTH": plan.tile_length, "BUFFER_NUM": buffer_num} | ({"CAST_FP32": cast} if "CAST_FP32" in params
+                                                                         else {})
+
+
+def _trace(asc, kernel, dtype: str, constants: dict) -> Emitted:
+    from asc.codegen.function_visitor import CodegenOptions
+    from asc.codegen.specialization import Specialization
+    from asc.common.compat import get_annotations
+    from asc.runtime.compiler import CompileOptions, Compiler
+    from asc.runtime.jit import MockTensor
+
+    jit = pyasc_kernel(kernel)
+    args = {}
+    for name, param in inspect.signature(kernel.fn).parameters.items():
+        text = str(param.annotation)
+        if name in constants:
+            args[name] = constants[name]
+        elif "GlobalAddress" in text:
+            args[name] = MockTensor(getattr(asc, dtype))
+        elif "float" in text:
+            args[name] = 1.0
+        else:
+            args[name] = 1
+    bound = inspect.signature(jit.fn).bind(**args).arguments
+    runtime_args, constexprs = jit.split_args(bound, get_annotations(jit.fn))
+    types = {name: jit.get_arg_type(value) for name, value in runtime_args.items()}
+    module = jit._run_codegen(Specialization(types, constexprs), CodegenOptions())
+    mlir = str(module)
+    compiler = Compiler.__new__(Compiler)  # skips looking for bisheng: we translate, never compile
+    compiler.options = CompileOptions()
+    compiler.run_passes(module)
+    lowered = str(module)
+    cpp = compiler.run_translation(module)
+    return Emitted(kernel.fn.__name__, dtypes.as_dtype(dtype).name, constants, mlir, lowered, cpp)
+
+
+def _write(out_dir: Path, result: Emitted) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = {f"{result.kernel}_kernel.cpp": result.cpp, f"{result.kernel}.mlir": result.mlir,
+             f"{result.kernel}.lowered.mlir": result.mlir_lowered}
+    written = []
+    for name, text in files.items():
+        write_atomic(out_dir / name, lambda f, text=text: f.write(text.encode()))
+        written.append(out_dir / name)
+    return written
+
+
+class _no_pyasc_cache:
+    """Point pyasc's cache and home at a temporary directory for the duration, then delete it."""
+
+    def __enter__(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="fusekit_pyasc_")
+        self.saved = {k: os.environ.get(k) for k in ("PYASC_CACHE_DIR", "PYASC_HOME")}
+        os.environ["PYASC_CACHE_DIR"] = os.path.join(self.tmp.name, "cache")
+        os.environ["PYASC_HOME"] = self.tmp.name
+        return self
+
+    def __exit__(self, *exc):
+        for key, value in self.saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        self.tmp.cleanup()

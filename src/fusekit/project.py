@@ -1,0 +1,282 @@
+"""A CANN custom-operator project for a shipped operator, in msopgen's layout (seed article section 2.3).
+
+    DIR/
+      op_info.json                  the prototype (``msopgen gen -i op_info.json`` regenerates CANN's scaffolding)
+      CMakeLists.txt, CMakePresets.json, build.sh
+      op_host/<op>_tiling.h         the TilingData struct (BEGIN_TILING_DATA_DEF): fusekit.tiling's fields + attrs
+      op_host/<op>.cpp              OpDef from op_info.json, the tiling function, shape/dtype inference
+      op_kernel/<op>.cpp            the kernel emitted by pyasc per dtype, behind the CANN entry point
+      README.md
+
+The host tiling is fusekit.tiling's algorithm in C++; TILE_LENGTH and BUFFER_NUM are the
+compile-time constants the kernel was emitted with. The OpDef lists the prototype's dtypes that
+pyasc can emit (not bfloat16). Building needs CANN and was never tried here; the generated sources
+are checked for structure only (``tests/test_bridge.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import fields
+from pathlib import Path
+
+from fusekit import tiling
+from fusekit.emit import EMITTABLE, Emitted, emit
+from fusekit.files import write_atomic
+from fusekit.opdef import OpDef, load_op_info
+
+GE_TYPES = {"float16": "ge::DT_FLOAT16", "float32": "ge::DT_FLOAT", "bfloat16": "ge::DT_BF16", "int8": "ge::DT_INT8",
+            "int16": "ge::DT_INT16", "int32": "ge::DT_INT32", "int64": "ge::DT_INT64", "uint8": "ge::DT_UINT8",
+            "uint16": "ge::DT_UINT16", "uint32": "ge::DT_UINT32", "uint64": "ge::DT_UINT64"}
+C_TYPES = {"float16": "half", "float32": "float"}
+ATTR_TYPES = {"float": ("Float", "float"), "int": ("Int", "int64_t"), "bool": ("Bool", "bool")}
+
+
+def write_project(op: str, out_dir: "str | Path", *, buffer_num: int = 2) -> list[Path]:
+    """Write the project of ``op`` (an operator with an op_info.json) to ``out_dir``; returns the files.
+
+    Raises:
+        PyascMissing: pyasc is not installed (emitting the kernel needs it).
+        ValueError: the operator has no prototype.
+    """
+    info = Path(__file__).parent / "ops" / op / "op_info.json"
+    if not info.is_file():
+        raise ValueError(f"{op} has no op_info.json prototype, so it cannot become a CANN operator project")
+    opdef = load_op_info(info)
+    dtypes = [d for d in opdef.dtypes if d in EMITTABLE]
+    kernels = {d: emit(op, d, buffer_num=buffer_num)[0] for d in dtypes}
+    name, out = opdef.kernel_name, Path(out_dir)
+    files = {
+        "op_info.json": json.dumps(json.loads(info.read_text(encoding="utf-8")), indent=2) + "\n",
+        f"op_host/{name}_tiling.h": tiling_header(opdef),
+        f"op_host/{name}.cpp": host_source(opdef, dtypes, kernels),
+        f"op_kernel/{name}.cpp": kernel_source(opdef, kernels),
+        "op_host/CMakeLists.txt": _HOST_CMAKE,
+        "op_kernel/CMakeLists.txt": _KERNEL_CMAKE.format(name=name),
+        "CMakeLists.txt": _TOP_CMAKE.format(op=opdef.op_type),
+        "CMakePresets.json": _PRESETS,
+        "build.sh": _BUILD,
+        "README.md": _README.format(op=opdef.op_type, name=name, dtypes=", ".join(dtypes),
+                                    dropped=", ".join(d for d in opdef.dtypes if d not in dtypes) or "none"),
+    }
+    written = []
+    for relative, text in files.items():
+        path = out / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, lambda f, text=text: f.write(text.encode()))
+        written.append(path)
+    (out / "build.sh").chmod(0o755)
+    return written
+
+
+def tiling_fields(opdef: OpDef) -> list[tuple[str, str]]:
+    """(C type, name) of the TilingData struct: fusekit.tiling.TilingData's fields, then the attributes."""
+    out = [("uint32_t", f.name) for f in fields(tiling.TilingData)]
+    return out + [(ATTR_TYPES[a.type][1], a.name) for a in opdef.attrs]
+
+
+def tiling_header(opdef: OpDef) -> str:
+    struct = f"{opdef.op_type}TilingData"
+    lines = [f"// TilingData of {opdef.op_type}: the fields of fusekit.tiling.TilingData, then the attributes.",
+             "#pragma once", '#include "register/tilingdata_base.h"', "", "namespace optiling {",
+             f"BEGIN_TILING_DATA_DEF({struct})"]
+    lines += [f"TILING_DATA_FIELD_DEF({ctype}, {field});" for ctype, field in tiling_fields(opdef)]
+    lines += ["END_TILING_DATA_DEF;", f"REGISTER_TILING_DATA_CLASS({opdef.op_type}, {struct})", "}  // namespace optiling",
+              ""]
+    return "\n".join(lines)
+
+
+def host_source(opdef: OpDef, dtypes: list[str], kernels: dict[str, Emitted]) -> str:
+    """op_host: the tiling function (fusekit.tiling in C++), inference, and the OpDef of op_info.json."""
+    name, op = opdef.kernel_name, opdef.op_type
+    tiles = "\n".join(f"    if (dtype == {GE_TYPES[d]}) {{ size = {2 if d == 'float16' else 4}; tile = "
+                      f"{kernels[d].constants['TILE_LENGTH']}; key = {i + 1}; }}" for i, d in enumerate(dtypes))
+    attrs = "\n".join(f"    tiling.set_{a.name}(*context->GetAttrs()->GetAttrPointer<{ATTR_TYPES[a.type][1]}>({i}));"
+                      for i, a in enumerate(opdef.attrs))
+    columns = [i for i, d in enumerate(opdef.inputs[0].dtypes) if d in dtypes]
+    tensors = []
+    for kind, descs in (("Input", opdef.inputs), ("Output", opdef.outputs)):
+        for t in descs:
+            types = ", ".join(GE_TYPES[t.dtypes[c]] for c in columns)
+            formats = ", ".join(f"ge::FORMAT_{t.formats[c]}" for c in columns)
+            tensors.append(f'        this->{kind}("{t.name}")\n            .ParamType({t.param_type.upper()})\n'
+                           f"            .DataType({{{types}}})\n            .Format({{{formats}}});")
+    attr_defs = "\n".join(f'        this->Attr("{a.name}").AttrType({a.param_type.upper()}).{ATTR_TYPES[a.type][0]}();'
+                          for a in opdef.attrs)
+    return _HOST.format(name=name, op=op, tiles=tiles, attrs=attrs, tensors="\n".join(tensors), attr_defs=attr_defs,
+                        min_bytes=tiling.MIN_BYTES_PER_CORE, align=tiling.GM_ALIGN_BYTES,
+                        buffer_num=next(iter(kernels.values())).constants["BUFFER_NUM"])
+
+
+def kernel_source(opdef: OpDef, kernels: dict[str, Emitted]) -> str:
+    """op_kernel: each emitted kernel as an inline function, dispatched by tiling key from the CANN entry."""
+    name = opdef.kernel_name
+    bodies, calls = [], []
+    gm = [t.name for t in opdef.inputs + opdef.outputs]
+    device_fields = list(tiling.TilingData(*[0] * len(fields(tiling.TilingData))).kernel_args())
+    for key, (dtype, kernel) in enumerate(kernels.items(), start=1):
+        bodies.append(f"// traced by pyasc from fusekit's kernel.py: {dtype}, {kernel.constants}\n"
+                      + _inline(kernel.cpp, f"{name}_{dtype}"))
+        args = [f"(__gm__ {C_TYPES[dtype]}*){g}" for g in gm] + [f"t.{f}" for f in device_fields]
+        args += [f"t.{a.name}" for a in opdef.attrs]
+        calls.append(f"    {'if' if key == 1 else 'else if'} (TILING_KEY_IS({key})) {{\n"
+                     f"        {name}_{dtype}({', '.join(args)});\n    }}")
+    params = ", ".join(f"GM_ADDR {g}" for g in gm)
+    return (f'#include "kernel_operator.h"\n\n' + "\n\n".join(bodies) +
+            f'\n\nextern "C" __global__ __aicore__ void {name}({params}, GM_ADDR workspace, GM_ADDR tiling)\n{{\n'
+            f"    GET_TILING_DATA(t, tiling);\n" + "\n".join(calls) + "\n}\n")
+
+
+def _inline(cpp: str, function: str) -> str:
+    """pyasc's global entry as an inline device function without the ffts pointer (AIV-only kernel)."""
+    body = cpp.replace('#include "kernel_operator.h"\n', "")
+    body = re.sub(r'extern "C"\s+__global__ __aicore__ void \w+\(', f"__aicore__ inline void {function}(", body)
+    body = re.sub(r",\s*__gm__ uint64_t\* v\d+_ffts_addr", "", body)
+    return re.sub(r"\s*set_ffts_base_addr\(\*v\d+_ffts_addr\);", "", body).strip()
+
+
+_HOST = """// {op}: host side generated by fusekit from op_info.json (tiling = fusekit.tiling in C++).
+#include "{name}_tiling.h"
+#include "register/op_def_registry.h"
+#include "tiling/platform/platform_ascendc.h"
+
+namespace optiling {{
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{{
+    {op}TilingData tiling;
+    auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+    uint32_t cores = platform.GetCoreNumAiv();
+    uint32_t total = context->GetInputShape(0)->GetStorageShape().GetShapeSize();
+    ge::DataType dtype = context->GetInputDesc(0)->GetDataType();
+    uint32_t size = 2, tile = 0, key = 0;  // TILE_LENGTH is the kernel's compile-time constant
+{tiles}
+    if (key == 0 || total == 0) {{
+        return ge::GRAPH_FAILED;
+    }}
+    uint32_t align = {align} / size;  // per-core ranges start 512 B-aligned
+    uint32_t wanted = static_cast<uint32_t>((static_cast<uint64_t>(total) * size + {min_bytes} - 1) / {min_bytes});  // >= 16 KiB a core
+    uint32_t used = wanted < cores ? (wanted > 0 ? wanted : 1) : cores;
+    uint32_t block = ((total + used - 1) / used + align - 1) / align * align;
+    uint32_t block_dim = (total + block - 1) / block;
+    if (block_dim == 1) {{
+        block = total;
+    }}
+    uint32_t last = total - (block_dim - 1) * block;
+    tiling.set_total_length(total);
+    tiling.set_block_dim(block_dim);
+    tiling.set_block_length(block);
+    tiling.set_tile_length(tile);
+    tiling.set_tile_num(block / tile);
+    tiling.set_tail_length(block % tile);
+    tiling.set_last_block_length(last);
+    tiling.set_last_tile_num(last / tile);
+    tiling.set_last_tail_length(last % tile);
+    tiling.set_buffer_num({buffer_num});
+    tiling.set_ub_bytes(0);
+{attrs}
+    context->SetBlockDim(block_dim);
+    context->SetTilingKey(key);
+    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+    context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
+    size_t* workspace = context->GetWorkspaceSizes(1);
+    workspace[0] = 0;
+    return ge::GRAPH_SUCCESS;
+}}
+}}  // namespace optiling
+
+namespace ge {{
+static ge::graphStatus InferShape(gert::InferShapeContext* context)
+{{
+    *context->GetOutputShape(0) = *context->GetInputShape(0);
+    return GRAPH_SUCCESS;
+}}
+
+static ge::graphStatus InferDataType(gert::InferDataTypeContext* context)
+{{
+    context->SetOutputDataType(0, context->GetInputDataType(0));
+    return GRAPH_SUCCESS;
+}}
+}}  // namespace ge
+
+namespace ops {{
+class {op} : public OpDef {{
+public:
+    explicit {op}(const char* name) : OpDef(name)
+    {{
+{tensors}
+{attr_defs}
+        this->SetInferShape(ge::InferShape).SetInferDataType(ge::InferDataType);
+        this->AICore().SetTiling(optiling::TilingFunc).AddConfig("ascend910b");
+    }}
+}};
+OP_ADD({op});
+}}  // namespace ops
+"""
+
+_HOST_CMAKE = """# as msopgen generates it: the host sources form the op's registration library
+aux_source_directory(${CMAKE_CURRENT_SOURCE_DIR} ops_srcs)
+opbuild(OPS_SRC ${ops_srcs} OUT_DIR ${ASCEND_AUTOGEN_PATH})
+add_library(cust_optiling SHARED ${ops_srcs})
+target_compile_definitions(cust_optiling PRIVATE OP_TILING_LIB)
+target_link_libraries(cust_optiling PRIVATE intf_pub exe_graph register tiling_api -Wl,--whole-archive rt2_registry -Wl,--no-whole-archive)
+"""
+
+_KERNEL_CMAKE = """# as msopgen generates it: the kernel is compiled per SoC by CANN's kernel build rules
+add_ops_compile_options(ALL OPTIONS -DASCENDC_DUMP=0)
+add_kernels_compile()
+"""
+
+_TOP_CMAKE = """# {op} custom operator, in msopgen's layout. The cmake/ helpers (opbuild, add_kernels_compile, packaging)
+# come from CANN: run `msopgen gen -i op_info.json -c ai_core-Ascend910B1 -lan cpp -out <dir>` and copy
+# op_host/ and op_kernel/ from here over the generated ones if these includes are not found.
+cmake_minimum_required(VERSION 3.16.0)
+project(opp)
+include(cmake/config.cmake)
+include(cmake/func.cmake)
+include(cmake/intf.cmake)
+add_subdirectory(op_host)
+add_subdirectory(op_kernel)
+"""
+
+_PRESETS = json.dumps({
+    "version": 1,
+    "cmakeMinimumRequired": {"major": 3, "minor": 19, "patch": 0},
+    "configurePresets": [{
+        "name": "default", "displayName": "Default Config", "generator": "Unix Makefiles",
+        "binaryDir": "${sourceDir}/build_out",
+        "cacheVariables": {
+            "CMAKE_BUILD_TYPE": {"type": "STRING", "value": "Release"},
+            "ENABLE_SOURCE_PACKAGE": {"type": "BOOL", "value": "True"},
+            "ENABLE_BINARY_PACKAGE": {"type": "BOOL", "value": "True"},
+            "ASCEND_COMPUTE_UNIT": {"type": "STRING", "value": "ascend910b"},
+            "vendor_name": {"type": "STRING", "value": "customize"},
+            "ASCEND_CANN_PACKAGE_PATH": {"type": "PATH", "value": "/usr/local/Ascend/ascend-toolkit/latest"},
+            "CMAKE_INSTALL_PREFIX": {"type": "PATH", "value": "${sourceDir}/build_out"},
+        },
+    }],
+}, indent=2) + "\n"
+
+_BUILD = """#!/bin/bash
+# Build the operator package (needs CANN: source <ascend-toolkit>/set_env.sh first).
+set -e
+if [ -z "$ASCEND_HOME_PATH" ]; then
+    echo "ASCEND_HOME_PATH is not set: source <ascend-toolkit>/set_env.sh" >&2
+    exit 1
+fi
+cmake --preset=default -DASCEND_CANN_PACKAGE_PATH="$ASCEND_HOME_PATH"
+cmake --build build_out --target binary -j
+cmake --build build_out --target package -j
+"""
+
+_README = """# {op} custom operator (generated by fusekit)
+
+- `op_host/{name}.cpp`: OpDef from `op_info.json`, tiling function (fusekit.tiling in C++), shape inference.
+- `op_host/{name}_tiling.h`: TilingData struct.
+- `op_kernel/{name}.cpp`: the kernel traced by pyasc from fusekit's kernel source, one function per dtype.
+
+Dtypes: {dtypes} (left out, pyasc cannot emit them: {dropped}).
+
+Build with CANN (not tried when this was generated: no CANN or NPU was available):
+`bash build.sh`, install the package from `build_out/`, then call `aclnn{op}`.
+"""
