@@ -1,7 +1,6 @@
 """The pyasc bridge: one kernel source for fusekit's simulator and for pyasc; emit, project, NPU path."""
 
 import importlib.util
-import json
 import os
 import re
 import sys
@@ -17,6 +16,7 @@ from fusekit import tiling
 from fusekit.bridge import PyascMissing
 from fusekit.emit import EMITTABLE, emit
 from fusekit.npu import BackendUnavailable, missing
+from fusekit.opdef import load_op_info
 from fusekit.ops.fused_add_scale import OP
 
 HAVE_PYASC = importlib.util.find_spec("asc") is not None
@@ -114,10 +114,14 @@ def test_custom_operator_project_matches_the_prototype_and_the_tiling(tmp_path):
     files = write_project("fused_add_scale", tmp_path)
     names = {str(f.relative_to(tmp_path)) for f in files}
     assert {"op_host/fused_add_scale.cpp", "op_host/fused_add_scale_tiling.h", "op_kernel/fused_add_scale.cpp",
-            "CMakeLists.txt", "CMakePresets.json", "build.sh", "op_host/CMakeLists.txt", "op_kernel/CMakeLists.txt",
-            "op_info.json"} <= names
+            "CMakeLists.txt", "build.sh", "op_info.json", "README.md"} <= names
     assert os.access(tmp_path / "build.sh", os.X_OK)
-    json.loads((tmp_path / "CMakePresets.json").read_text())
+    build = (tmp_path / "build.sh").read_text()
+    assert "msopgen gen -i op_info.json" in build and "cp op_kernel/fused_add_scale.cpp .msopgen/op_kernel/" in build
+    # the project's prototype lists the emitted dtypes; everything else is op_info.json's
+    project_op = load_op_info(tmp_path / "op_info.json")
+    assert project_op.dtypes == tuple(d for d in OP.dtypes if d in EMITTABLE)
+    assert [t.name for t in project_op.inputs + project_op.outputs] == [t.name for t in OP.inputs + OP.outputs]
     host = (tmp_path / "op_host" / "fused_add_scale.cpp").read_text()
     ge = {"float16": "ge::DT_FLOAT16", "float32": "ge::DT_FLOAT"}
     expected_types = [ge[d] for d in OP.inputs[0].dtypes if d in EMITTABLE]
@@ -139,6 +143,10 @@ def test_custom_operator_project_matches_the_prototype_and_the_tiling(tmp_path):
     assert 'extern "C" __global__ __aicore__ void fused_add_scale(GM_ADDR x1, GM_ADDR x2, GM_ADDR y, GM_ADDR workspace, ' \
            'GM_ADDR tiling)' in kernel
     assert kernel.count("TILING_KEY_IS(") == len(expected_types) and "GET_TILING_DATA(t, tiling);" in kernel
+    assert "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);" in kernel
+    for dtype, key in zip(expected_types, range(1, 3)):
+        assert f"if (dtype == {dtype}) {{" in host and f"key = {key};" in host  # host keys match the kernel's
+    assert "INT32_MAX" in host and "GetComputeNodeInputNum" in host
     assert "ffts" not in kernel and kernel.count("__aicore__ inline void fused_add_scale_") == len(expected_types)
 
 
@@ -167,3 +175,16 @@ def test_bfloat16_on_a_device_backend_is_refused():
     b = np.ones(16, ml_dtypes.bfloat16)
     with pytest.raises(ValueError, match="no bfloat16"):
         fusekit.fused_add_scale(b, b, 1.0, backend="npu")
+
+
+def test_a_tutorial_style_kernel_with_host_modules_and_hand_placed_tensors():
+    kernel = fusekit.simulate(PYASC_KERNEL.with_name("vadd_flags.py"), "vadd_flags")
+    x = np.arange(8 * 1024, dtype=np.float16) / 8
+    y = np.ones_like(x)
+    z = np.zeros_like(x)
+    kernel[8, None](x, y, z, 1024)
+    np.testing.assert_array_equal(z, x + y)
+    report = fusekit.sanitize(kernel)[8](x, y, np.zeros_like(x), 1024)
+    assert report.ok, report.to_text()
+    assert "asc" not in sys.modules or sys.modules["asc"] is not fusekit.asc  # nothing leaks out of the rebinding
+    assert "asc.runtime.config" not in sys.modules or HAVE_PYASC

@@ -296,7 +296,7 @@ def axpy_tile(n: int, a: float, xg: asc.GlobalTensor, yg: asc.GlobalTensor, zg: 
 def test_check_correct_kernel_with_a_helper_module_and_printf_gives_clean_json(tmp_path, capsys):
     (tmp_path / "axpy.py").write_text(AXPY_KERNEL)
     (tmp_path / "axpy_helpers.py").write_text(AXPY_HELPERS)
-    code = main(["check", str(tmp_path / "axpy.py"), "--sizes", "0,17,1024", "--json"])
+    code = main(["check", str(tmp_path / "axpy.py"), "--sizes", "0,17,1024", "--cores", "1", "--json"])
     captured = capsys.readouterr()
     reports = json.loads(captured.out)
     assert code == 0 and all(r["ok"] for r in reports), reports

@@ -52,10 +52,12 @@ def test_plan_properties(n, dtype, buffer_num, num_queues, scratch, soc, cores):
 
 
 def test_small_inputs_use_fewer_cores():
-    # 16 KiB per core at least: 1000 float16 elements (2000 B) run on one core
-    assert tiling.compute_tiling(1000, "float16").block_dim == 1
-    assert tiling.compute_tiling(16 * 1024, "float16").block_dim == 2  # 32 KiB -> 2 cores
+    # one 512-byte GM block per core at least: 1000 float16 elements (2000 B) run on 4 cores
+    assert tiling.compute_tiling(200, "float16").block_dim == 1
+    assert tiling.compute_tiling(1000, "float16").block_dim == 4
+    assert tiling.compute_tiling(10 * 256, "float16").block_dim == 10
     assert tiling.compute_tiling(2**24, "float16").block_dim == 48
+    assert tiling.compute_tiling(1000, "float16", min_bytes_per_core=2000).block_dim == 1
     assert tiling.compute_tiling(2**24, "float16", soc="Ascend910B3").block_dim == 40
     assert tiling.compute_tiling(2**24, "float16", core_num=7).block_dim == 7
 

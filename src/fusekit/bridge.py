@@ -49,19 +49,52 @@ def require_pyasc() -> types.ModuleType:
 
 @contextlib.contextmanager
 def rebound(asc_module: types.ModuleType):
-    """While inside, ``from fusekit import asc`` and ``import asc`` both give ``asc_module``."""
+    """While inside, ``from fusekit import asc`` and ``import asc`` both give ``asc_module``.
+
+    For fusekit's simulator, pyasc's host-side modules that kernel files import next to ``asc``
+    (``asc.runtime.config`` for ``set_platform``, ``asc.lib.runtime`` for ``current_stream``) are
+    stand-ins that do nothing. Every ``asc`` entry of ``sys.modules`` is restored afterwards.
+    """
     saved_attr = fusekit.asc
-    saved_module = sys.modules.get("asc")
+    saved = {name: module for name, module in sys.modules.items() if name == "asc" or name.startswith("asc.")}
+    if asc_module is fusekit_asc:
+        asc_module, stand_ins = _simulator_package()
+        sys.modules.update(stand_ins)
     fusekit.asc = asc_module
     sys.modules["asc"] = asc_module
     try:
         yield
     finally:
         fusekit.asc = saved_attr
-        if saved_module is None:
-            sys.modules.pop("asc", None)
-        else:
-            sys.modules["asc"] = saved_module
+        for name in [n for n in sys.modules if n == "asc" or n.startswith("asc.")]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+
+
+def _simulator_package() -> tuple[types.ModuleType, dict[str, types.ModuleType]]:
+    """An ``asc`` package made of fusekit.asc's API plus stand-ins for pyasc's host modules, which
+    do nothing on the simulator: the names exist, the calls return None."""
+    import enum
+
+    def module(name: str, **attrs) -> types.ModuleType:
+        m = types.ModuleType(name)
+        m.__dict__.update(attrs)
+        return m
+
+    config = module("asc.runtime.config",
+                    Backend=enum.Enum("Backend", {"Model": "Model", "NPU": "NPU"}),
+                    Platform=enum.Enum("Platform", {s: s for s in ("Ascend910B1", "Ascend910B2", "Ascend910B3",
+                                                                   "Ascend910B4")}),
+                    KernelType=enum.Enum("KernelType", "AIV_ONLY AIC_ONLY MIX_AIV_HARD_SYNC MIX_AIC_HARD_SYNC"),
+                    set_platform=lambda *args, **kwargs: None)
+    lib_runtime = module("asc.lib.runtime", current_stream=lambda: None, set_device=lambda *a: None,
+                         synchronize=lambda *a: None)
+    stand_ins = {"asc.runtime": module("asc.runtime", config=config), "asc.runtime.config": config,
+                 "asc.lib": module("asc.lib", runtime=lib_runtime), "asc.lib.runtime": lib_runtime}
+    package = module("asc", __getattr__=fusekit_asc.__getattr__, __path__=[],
+                     **{name: getattr(fusekit_asc, name) for name in fusekit_asc.__all__},
+                     runtime=stand_ins["asc.runtime"], lib=stand_ins["asc.lib"])
+    return package, stand_ins
 
 
 def load_rebound(path: "str | Path", asc_module: types.ModuleType, also: tuple[str, ...] = KERNEL_MODULES):

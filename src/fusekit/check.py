@@ -20,7 +20,6 @@ The launch uses the tiling's block_dim (one core for n = 0, so the kernel's zero
 from __future__ import annotations
 
 import ast
-import importlib.util
 import inspect
 import sys
 import traceback
@@ -30,8 +29,10 @@ from pathlib import Path
 import numpy as np
 
 from fusekit import tiling
+from fusekit import asc as fusekit_asc
 from fusekit.asc import dtypes
 from fusekit.asc.runtime import KernelFunction, annotation_text
+from fusekit.bridge import load_rebound
 from fusekit.opdef import OpDefError, load_op_info
 from fusekit.sanitizer import Report, sanitize
 
@@ -107,22 +108,20 @@ def _where(exc: Exception, path: Path) -> str:
 
 
 def _load(path: Path):
+    """Import the file with ``asc`` bound to fusekit's simulator, whether it says ``import asc``
+    (pyasc) or ``from fusekit import asc``; its own imports of neighbouring files work as under ``python``."""
     if path.is_dir():
         raise CheckError(f"{path} is a directory; pass the Python file with the kernel")
     if not path.is_file():
         raise CheckError(f"{path}: no such file")
-    name = f"_fusekit_check_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    sys.path.insert(0, str(path.resolve().parent))  # the file's own imports of its neighbours, as `python file` has
+    folder = str(path.resolve().parent)
+    sys.path.insert(0, folder)
     try:
-        spec.loader.exec_module(module)
+        return load_rebound(path, fusekit_asc)
     except Exception as exc:  # noqa: BLE001 - any import failure of the user's file is reported in one line
         raise CheckError(f"{path} failed to import: {type(exc).__name__} at {_where(exc, path)}: {exc}") from None
     finally:
-        sys.path.remove(str(path.resolve().parent))
-    return module
+        sys.path.remove(folder)
 
 
 def _op_info(path: Path):
@@ -141,7 +140,7 @@ def _is_gm(param: inspect.Parameter) -> bool:
 
 def _pick_kernel(module, name: str | None, op) -> KernelFunction:
     kernels = {k: v for k, v in vars(module).items() if isinstance(v, KernelFunction)
-               and v.fn.__module__ == module.__name__}
+               and v.fn.__globals__ is vars(module)}
     if name is not None:
         if name not in kernels:
             raise CheckError(f"no @asc.jit kernel {name!r} in the file; it has {sorted(kernels) or 'none'}")

@@ -227,12 +227,12 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _profile(args: argparse.Namespace) -> int:
-    x1, x2 = _random(args.size, args.dtype, seed=0)
-    for path in (args.trace, args.plot, args.csv):
+    for path, option in ((args.trace, "--trace"), (args.plot, "--plot"), (args.csv, "--csv")):
         if path is not None:
-            _check_writable(path)
-    plan = _plan_or_usage_error(args, x1)
-    with tqdm(total=plan.block_dim, desc="simulating cores", unit="core", disable=plan.total_length < 2**22,
+            _check_writable(path, option)
+    plan = _plan_or_usage_error(args)  # before allocating: a size the kernel cannot take fails at once
+    x1, x2 = _random(args.size, args.dtype, seed=0)
+    with tqdm(total=plan.block_dim, desc="simulating cores", unit="core", disable=None if plan.total_length >= 2**22 else True,
               file=sys.stderr) as bar:
         try:
             result = fas.run(x1, x2, 1.5, soc=args.soc, core_num=args.cores, buffer_num=args.buffer_num,
@@ -252,17 +252,19 @@ def _profile(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plan_or_usage_error(args: argparse.Namespace, x1: np.ndarray) -> tiling.TilingData:
+def _plan_or_usage_error(args: argparse.Namespace) -> tiling.TilingData:
+    if args.size > tiling.MAX_LAUNCH_ELEMENTS:
+        raise UsageError(f"--size {args.size} is more than one launch takes ({tiling.MAX_LAUNCH_ELEMENTS}: the kernel's "
+                         "lengths are int32); profile a smaller size, the time grows linearly")
     try:
-        dtype = fas.check_inputs(x1, x1, 1.5)
-        return tiling.compute_tiling(x1.size, dtype, buffer_num=args.buffer_num, soc=args.soc, core_num=args.cores,
-                                     tile_length=args.tile_length)
+        return tiling.compute_tiling(args.size, args.dtype, buffer_num=args.buffer_num, soc=args.soc,
+                                     core_num=args.cores, tile_length=args.tile_length)
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
 
 
 def _tune(args: argparse.Namespace) -> int:
-    with tqdm(desc="timing configurations", unit="config", file=sys.stderr, disable=args.size < 2**22) as bar:
+    with tqdm(desc="timing configurations", unit="config", file=sys.stderr, disable=None if args.size >= 2**22 else True) as bar:
         try:
             result = tune(args.size, args.dtype, soc=args.soc, precision=args.precision, progress=bar.update)
         except (TypeError, ValueError) as exc:
@@ -280,6 +282,9 @@ def _tune(args: argparse.Namespace) -> int:
 def _emit(args: argparse.Namespace) -> int:
     try:
         if args.project is not None:
+            if args.dtype != "float16" or args.precision != "native" or args.tile_length is not None:
+                raise UsageError("--project emits every dtype of the prototype that pyasc supports, natively, with "
+                                 "the default tiling: drop --dtype, --precision and --tile-length")
             files = write_project(args.op, args.project, buffer_num=args.buffer_num)
             print(f"wrote a CANN custom-operator project for {args.op} in {args.project} ({len(files)} files); "
                   "building it needs CANN (bash build.sh), which was not tried here")
@@ -302,6 +307,7 @@ def _experiment(args: argparse.Namespace) -> int:
 
 
 def _random(n: int, dtype_name: str, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    _check_memory(n, np.dtype(DTYPES[dtype_name]).itemsize, copies=8)  # inputs, GM copies, output, references
     rng = np.random.default_rng(seed)
     try:
         return tuple(rng.standard_normal(n, dtype=np.float32).astype(DTYPES[dtype_name]) for _ in range(2))
@@ -416,14 +422,26 @@ def _load(path: Path, dtype_name: str | None) -> np.ndarray:
     return data
 
 
-def _check_writable(path: Path) -> None:
+def _check_writable(path: Path, option: str = "-o") -> None:
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
-        raise UsageError(f"-o {path} is a directory; give a file name such as {path / 'y.npy'}")
+        raise UsageError(f"{option} {path} is a directory; give a file name in it")
     if not parent.is_dir():
-        raise UsageError(f"-o {path}: directory {parent} does not exist")
+        raise UsageError(f"{option} {path}: directory {parent} does not exist")
     if not os.access(parent, os.W_OK):
-        raise UsageError(f"-o {path}: directory {parent} is not writable")
+        raise UsageError(f"{option} {path}: directory {parent} is not writable")
+
+
+def _check_memory(n: int, itemsize: int, copies: int) -> None:
+    """Refuse before allocating: ``copies`` arrays of n elements must fit in physical memory."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return
+    need = n * itemsize * copies
+    if need > physical:
+        raise UsageError(f"--size {n} needs about {need / 2**30:.1f} GiB ({copies} arrays of {n:,} elements) but this "
+                         f"machine has {physical / 2**30:.1f} GiB; choose a smaller --size")
 
 
 def _save_atomic(path: Path, array: np.ndarray) -> None:

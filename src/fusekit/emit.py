@@ -2,9 +2,9 @@
 
 pyasc traces a Python kernel into MLIR, lowers it and translates it to Ascend C; only compiling
 (``bisheng``) and launching need CANN (``docs/pyasc-api.md``). This module stops after the
-translation: it never calls pyasc's compiler or launcher, and runs with ``PYASC_CACHE_DIR`` and
-``PYASC_HOME`` pointing at a temporary directory it deletes, so nothing that was not really
-compiled can land in pyasc's kernel cache (``~/.pyasc``).
+translation: it never calls pyasc's compiler or launcher, and points pyasc's kernel cache at a
+temporary directory it deletes, so nothing that was not really compiled can land in the cache
+(``~/.pyasc`` or ``PYASC_CACHE_DIR``).
 
 The kernel is traced with the compile-time constants of a real launch: TILE_LENGTH, BUFFER_NUM and
 the precision flag come from ``fusekit.tiling`` for a large input (or the given values). pyasc 1.1.1
@@ -151,19 +151,20 @@ def _write(out_dir: Path, result: Emitted) -> list[Path]:
 
 
 class _no_pyasc_cache:
-    """Point pyasc's cache and home at a temporary directory for the duration, then delete it."""
+    """Point pyasc's kernel cache at a temporary directory for the duration, then delete it.
+
+    pyasc reads PYASC_HOME / PYASC_CACHE_DIR once, into ``asc.runtime.cache.cache_options``; that
+    object is what its cache manager uses, so it is the one replaced here.
+    """
 
     def __enter__(self):
+        from asc.runtime import cache
+
+        self.cache, self.saved = cache, cache.cache_options
         self.tmp = tempfile.TemporaryDirectory(prefix="fusekit_pyasc_")
-        self.saved = {k: os.environ.get(k) for k in ("PYASC_CACHE_DIR", "PYASC_HOME")}
-        os.environ["PYASC_CACHE_DIR"] = os.path.join(self.tmp.name, "cache")
-        os.environ["PYASC_HOME"] = self.tmp.name
+        cache.cache_options = cache.CacheOptions(home_dir=self.tmp.name, dir=os.path.join(self.tmp.name, "cache"))
         return self
 
     def __exit__(self, *exc):
-        for key, value in self.saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        self.cache.cache_options = self.saved
         self.tmp.cleanup()

@@ -66,7 +66,12 @@ def device_launcher(backend: str, soc: str):
     config.set_platform(config.Backend.NPU if backend == "npu" else config.Backend.Model, config.Platform(soc))
 
     def launch_on_device(kernel, core_num: int, args: tuple, kwargs: dict, **_options):
-        pyasc_kernel(kernel)[core_num](*args, **kwargs)  # pyasc copies the arrays in and back
+        try:
+            pyasc_kernel(kernel)[core_num](*args, **kwargs)  # pyasc compiles, launches, copies the arrays back
+        except (RuntimeError, OSError) as exc:
+            raise BackendUnavailable(f"pyasc could not run {kernel.fn.__name__} on {backend}: "
+                                     f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__}") \
+                from None
         return None
 
     return launch_on_device

@@ -1,17 +1,20 @@
 """A CANN custom-operator project for a shipped operator, in msopgen's layout (seed article section 2.3).
 
     DIR/
-      op_info.json                  the prototype (``msopgen gen -i op_info.json`` regenerates CANN's scaffolding)
-      CMakeLists.txt, CMakePresets.json, build.sh
+      op_info.json                  the prototype
+      CMakeLists.txt, build.sh      build.sh has CANN's msopgen generate the CMake scaffolding for
+                                    op_info.json, overlays the sources below, and builds the package
       op_host/<op>_tiling.h         the TilingData struct (BEGIN_TILING_DATA_DEF): fusekit.tiling's fields + attrs
       op_host/<op>.cpp              OpDef from op_info.json, the tiling function, shape/dtype inference
       op_kernel/<op>.cpp            the kernel emitted by pyasc per dtype, behind the CANN entry point
       README.md
 
-The host tiling is fusekit.tiling's algorithm in C++; TILE_LENGTH and BUFFER_NUM are the
-compile-time constants the kernel was emitted with. The OpDef lists the prototype's dtypes that
-pyasc can emit (not bfloat16). Building needs CANN and was never tried here; the generated sources
-are checked for structure only (``tests/test_bridge.py``).
+The CMake scaffolding (cmake/, op_host/CMakeLists.txt with the proto and aclnn targets, ...) is
+CANN's own, so it comes from msopgen rather than from here. The host tiling is fusekit.tiling's
+algorithm in C++; TILE_LENGTH and BUFFER_NUM are the compile-time constants the kernel was
+emitted with. The OpDef lists the prototype's dtypes that pyasc can emit (not bfloat16). Building
+needs CANN and was never tried here; the generated sources are checked for structure only
+(``tests/test_bridge.py``).
 """
 
 from __future__ import annotations
@@ -48,15 +51,12 @@ def write_project(op: str, out_dir: "str | Path", *, buffer_num: int = 2) -> lis
     kernels = {d: emit(op, d, buffer_num=buffer_num)[0] for d in dtypes}
     name, out = opdef.kernel_name, Path(out_dir)
     files = {
-        "op_info.json": json.dumps(json.loads(info.read_text(encoding="utf-8")), indent=2) + "\n",
+        "op_info.json": _prototype_json(info, opdef, dtypes),
         f"op_host/{name}_tiling.h": tiling_header(opdef),
         f"op_host/{name}.cpp": host_source(opdef, dtypes, kernels),
         f"op_kernel/{name}.cpp": kernel_source(opdef, kernels),
-        "op_host/CMakeLists.txt": _HOST_CMAKE,
-        "op_kernel/CMakeLists.txt": _KERNEL_CMAKE.format(name=name),
         "CMakeLists.txt": _TOP_CMAKE.format(op=opdef.op_type),
-        "CMakePresets.json": _PRESETS,
-        "build.sh": _BUILD,
+        "build.sh": _BUILD.format(name=name),
         "README.md": _README.format(op=opdef.op_type, name=name, dtypes=", ".join(dtypes),
                                     dropped=", ".join(d for d in opdef.dtypes if d not in dtypes) or "none"),
     }
@@ -68,6 +68,17 @@ def write_project(op: str, out_dir: "str | Path", *, buffer_num: int = 2) -> lis
         written.append(path)
     (out / "build.sh").chmod(0o755)
     return written
+
+
+def _prototype_json(info: Path, opdef: OpDef, dtypes: list[str]) -> str:
+    """op_info.json with only the type/format columns of the emitted dtypes, so that msopgen and the OpDef agree."""
+    raw = json.loads(info.read_text(encoding="utf-8"))
+    keep = [i for i, d in enumerate(opdef.inputs[0].dtypes) if d in dtypes]
+    for op in raw if isinstance(raw, list) else [raw]:
+        for tensor in op.get("input_desc", []) + op.get("output_desc", []):
+            tensor["type"] = [tensor["type"][i] for i in keep]
+            tensor["format"] = [tensor["format"][i] for i in keep]
+    return json.dumps(raw, indent=2) + "\n"
 
 
 def tiling_fields(opdef: OpDef) -> list[tuple[str, str]]:
@@ -104,9 +115,10 @@ def host_source(opdef: OpDef, dtypes: list[str], kernels: dict[str, Emitted]) ->
                            f"            .DataType({{{types}}})\n            .Format({{{formats}}});")
     attr_defs = "\n".join(f'        this->Attr("{a.name}").AttrType({a.param_type.upper()}).{ATTR_TYPES[a.type][0]}();'
                           for a in opdef.attrs)
+    buffer_num = next(iter(kernels.values())).constants["BUFFER_NUM"]
     return _HOST.format(name=name, op=op, tiles=tiles, attrs=attrs, tensors="\n".join(tensors), attr_defs=attr_defs,
-                        min_bytes=tiling.MIN_BYTES_PER_CORE, align=tiling.GM_ALIGN_BYTES,
-                        buffer_num=next(iter(kernels.values())).constants["BUFFER_NUM"])
+                        min_bytes=tiling.MIN_BYTES_PER_CORE, align=tiling.GM_ALIGN_BYTES, buffer_num=buffer_num,
+                        queues=len(opdef.inputs) + len(opdef.outputs))
 
 
 def kernel_source(opdef: OpDef, kernels: dict[str, Emitted]) -> str:
@@ -125,7 +137,8 @@ def kernel_source(opdef: OpDef, kernels: dict[str, Emitted]) -> str:
     params = ", ".join(f"GM_ADDR {g}" for g in gm)
     return (f'#include "kernel_operator.h"\n\n' + "\n\n".join(bodies) +
             f'\n\nextern "C" __global__ __aicore__ void {name}({params}, GM_ADDR workspace, GM_ADDR tiling)\n{{\n'
-            f"    GET_TILING_DATA(t, tiling);\n" + "\n".join(calls) + "\n}\n")
+            f"    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);\n    GET_TILING_DATA(t, tiling);\n"
+            + "\n".join(calls) + "\n}\n")
 
 
 def _inline(cpp: str, function: str) -> str:
@@ -147,18 +160,27 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     {op}TilingData tiling;
     auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
     uint32_t cores = platform.GetCoreNumAiv();
-    uint32_t total = context->GetInputShape(0)->GetStorageShape().GetShapeSize();
+    int64_t elements = context->GetInputShape(0)->GetStorageShape().GetShapeSize();
+    for (size_t i = 1; i < context->GetComputeNodeInputNum(); ++i) {{
+        if (context->GetInputShape(i)->GetStorageShape().GetShapeSize() != elements) {{
+            return ge::GRAPH_FAILED;  // inputs of different sizes: the kernel would read past the smaller one
+        }}
+    }}
+    if (elements < 0 || elements > INT32_MAX) {{
+        return ge::GRAPH_FAILED;  // the kernel's lengths are int32: split larger inputs (fusekit.tiling.split_launches)
+    }}
+    uint32_t total = static_cast<uint32_t>(elements);
     ge::DataType dtype = context->GetInputDesc(0)->GetDataType();
     uint32_t size = 2, tile = 0, key = 0;  // TILE_LENGTH is the kernel's compile-time constant
 {tiles}
-    if (key == 0 || total == 0) {{
+    if (key == 0) {{
         return ge::GRAPH_FAILED;
     }}
     uint32_t align = {align} / size;  // per-core ranges start 512 B-aligned
-    uint32_t wanted = static_cast<uint32_t>((static_cast<uint64_t>(total) * size + {min_bytes} - 1) / {min_bytes});  // >= 16 KiB a core
+    uint32_t wanted = static_cast<uint32_t>((static_cast<uint64_t>(total) * size + {min_bytes} - 1) / {min_bytes});  // >= one 512 B block a core
     uint32_t used = wanted < cores ? (wanted > 0 ? wanted : 1) : cores;
     uint32_t block = ((total + used - 1) / used + align - 1) / align * align;
-    uint32_t block_dim = (total + block - 1) / block;
+    uint32_t block_dim = total == 0 ? 1 : (total + block - 1) / block;  // an empty input: one core, no tiles
     if (block_dim == 1) {{
         block = total;
     }}
@@ -173,7 +195,7 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     tiling.set_last_tile_num(last / tile);
     tiling.set_last_tail_length(last % tile);
     tiling.set_buffer_num({buffer_num});
-    tiling.set_ub_bytes(0);
+    tiling.set_ub_bytes({queues} * {buffer_num} * tile * size);
 {attrs}
     context->SetBlockDim(block_dim);
     context->SetTilingKey(key);
@@ -214,24 +236,14 @@ OP_ADD({op});
 }}  // namespace ops
 """
 
-_HOST_CMAKE = """# as msopgen generates it: the host sources form the op's registration library
-aux_source_directory(${CMAKE_CURRENT_SOURCE_DIR} ops_srcs)
-opbuild(OPS_SRC ${ops_srcs} OUT_DIR ${ASCEND_AUTOGEN_PATH})
-add_library(cust_optiling SHARED ${ops_srcs})
-target_compile_definitions(cust_optiling PRIVATE OP_TILING_LIB)
-target_link_libraries(cust_optiling PRIVATE intf_pub exe_graph register tiling_api -Wl,--whole-archive rt2_registry -Wl,--no-whole-archive)
-"""
-
-_KERNEL_CMAKE = """# as msopgen generates it: the kernel is compiled per SoC by CANN's kernel build rules
-add_ops_compile_options(ALL OPTIONS -DASCENDC_DUMP=0)
-add_kernels_compile()
-"""
-
-_TOP_CMAKE = """# {op} custom operator, in msopgen's layout. The cmake/ helpers (opbuild, add_kernels_compile, packaging)
-# come from CANN: run `msopgen gen -i op_info.json -c ai_core-Ascend910B1 -lan cpp -out <dir>` and copy
-# op_host/ and op_kernel/ from here over the generated ones if these includes are not found.
+_TOP_CMAKE = """# {op} custom operator. CANN's msopgen generates the CMake scaffolding (cmake/, op_host/CMakeLists.txt
+# with the proto and aclnn targets, op_kernel/CMakeLists.txt, CMakePresets.json) from op_info.json:
+# build with ./build.sh, which does that, overlays op_host/ and op_kernel/ from here and builds.
 cmake_minimum_required(VERSION 3.16.0)
 project(opp)
+if(NOT EXISTS ${{CMAKE_CURRENT_SOURCE_DIR}}/cmake/config.cmake)
+    message(FATAL_ERROR "CANN's op-project scaffolding is missing: run ./build.sh (it calls msopgen)")
+endif()
 include(cmake/config.cmake)
 include(cmake/func.cmake)
 include(cmake/intf.cmake)
@@ -239,34 +251,21 @@ add_subdirectory(op_host)
 add_subdirectory(op_kernel)
 """
 
-_PRESETS = json.dumps({
-    "version": 1,
-    "cmakeMinimumRequired": {"major": 3, "minor": 19, "patch": 0},
-    "configurePresets": [{
-        "name": "default", "displayName": "Default Config", "generator": "Unix Makefiles",
-        "binaryDir": "${sourceDir}/build_out",
-        "cacheVariables": {
-            "CMAKE_BUILD_TYPE": {"type": "STRING", "value": "Release"},
-            "ENABLE_SOURCE_PACKAGE": {"type": "BOOL", "value": "True"},
-            "ENABLE_BINARY_PACKAGE": {"type": "BOOL", "value": "True"},
-            "ASCEND_COMPUTE_UNIT": {"type": "STRING", "value": "ascend910b"},
-            "vendor_name": {"type": "STRING", "value": "customize"},
-            "ASCEND_CANN_PACKAGE_PATH": {"type": "PATH", "value": "/usr/local/Ascend/ascend-toolkit/latest"},
-            "CMAKE_INSTALL_PREFIX": {"type": "PATH", "value": "${sourceDir}/build_out"},
-        },
-    }],
-}, indent=2) + "\n"
-
 _BUILD = """#!/bin/bash
-# Build the operator package (needs CANN: source <ascend-toolkit>/set_env.sh first).
-set -e
-if [ -z "$ASCEND_HOME_PATH" ]; then
-    echo "ASCEND_HOME_PATH is not set: source <ascend-toolkit>/set_env.sh" >&2
+# Build the operator package with CANN (source <ascend-toolkit>/set_env.sh first). SOC defaults to Ascend910B1.
+set -euo pipefail
+cd "$(dirname "$0")"
+SOC="${{SOC:-Ascend910B1}}"
+if [ -z "${{ASCEND_HOME_PATH:-}}" ] || ! command -v msopgen >/dev/null; then
+    echo "needs CANN: source <ascend-toolkit>/set_env.sh (ASCEND_HOME_PATH and msopgen)" >&2
     exit 1
 fi
-cmake --preset=default -DASCEND_CANN_PACKAGE_PATH="$ASCEND_HOME_PATH"
-cmake --build build_out --target binary -j
-cmake --build build_out --target package -j
+rm -rf .msopgen
+msopgen gen -i op_info.json -c "ai_core-${{SOC}}" -lan cpp -out .msopgen
+cp op_host/{name}.cpp op_host/{name}_tiling.h .msopgen/op_host/
+cp op_kernel/{name}.cpp .msopgen/op_kernel/
+(cd .msopgen && bash build.sh)
+echo "package: $(ls .msopgen/build_out/*.run 2>/dev/null)"
 """
 
 _README = """# {op} custom operator (generated by fusekit)
@@ -277,6 +276,8 @@ _README = """# {op} custom operator (generated by fusekit)
 
 Dtypes: {dtypes} (left out, pyasc cannot emit them: {dropped}).
 
-Build with CANN (not tried when this was generated: no CANN or NPU was available):
-`bash build.sh`, install the package from `build_out/`, then call `aclnn{op}`.
+Build with CANN (not tried when this was generated: no CANN or NPU was available): `bash build.sh`
+runs `msopgen gen -i op_info.json` for CANN's CMake scaffolding, copies these sources over its
+generated ones and builds; install the `.run` package from `.msopgen/build_out/`, then call
+`aclnn{op}`.
 """

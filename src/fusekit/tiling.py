@@ -7,23 +7,21 @@ The plan, as a :class:`TilingData`:
   and every core's transfers start 512 B-aligned in GM, which gets full bandwidth where a merely
   32 B-aligned address gets about 70 % (AD-G GM地址尽量512B对齐.md). The last core gets the rest,
   ``last_block_length``, which may be shorter and unaligned.
-- **small inputs use fewer cores**: a core is given at least ``MIN_BYTES_PER_CORE`` = 16 KiB of
-  each operand. GM transfers of 16 KB or more get the best bandwidth on arch 2201 (AD-G
-  硬件约束/NPU架构版本2201.md); cutting a core's share below that adds a core's fixed launch and
-  scalar cost without adding bandwidth. The seed article (section 5.2) asks for such a threshold.
+- **small inputs use fewer cores**: a core is given at least ``MIN_BYTES_PER_CORE`` of each
+  operand, one 512-byte GM block: a smaller share would break the 512 B alignment above, and below
+  it a core's transfers are pure latency. The seed article (section 5.2) asks for such a threshold.
+  Why not more: the timing model (``fusekit tune``) finds extra cores worth their cost down to
+  that size, because one launch costs the same whatever block_dim and the cores run in parallel;
+  an earlier 16 KiB threshold (after AD-G 硬件约束/NPU架构版本2201.md: GM transfers of 16 KB or more
+  get the best bandwidth) made small inputs up to 68 % slower than the best tiling the model finds.
 - **tiles**: a core walks its range in ``tile_length`` elements; ``tile_num`` full tiles then a
   ``tail_length`` tail (the tail of the last core may be unaligned: the kernel moves it with
   DataCopyPad). ``tile_length`` is a multiple of 512 B (so tiles stay 512 B-aligned; it is also
   two vector repeats of 256 B: AD-API 高维切分.md), the largest for which ``BUFFER_NUM`` buffers
   of every queue plus any per-element scratch fit the SoC's ``ub_tiling_bytes``
-  (TOTAL_VEC_LOCAL_SIZE), and no longer than the core's range needs. When at most half the
-  SoC's cores run (a small input), BUFFER_NUM > 1 and the halves are at least ``SPLIT_MIN_BYTES``
-  (8 KiB), a core's range is cut into two tiles so that double buffering can overlap one tile's
-  copy-in with the other's copy-out (smaller halves cost more in per-transfer latency than the
-  overlap saves): so few
-  cores cannot saturate GM bandwidth, their time is the transfers' latency chain, which the overlap
-  shortens. With more cores GM bandwidth is the limit and one large tile (fewer, larger transfers)
-  is faster. Both were chosen with the timing model (``fusekit tune``).
+  (TOTAL_VEC_LOCAL_SIZE), and no longer than the core's range needs. On the timing model this
+  default is within 5 % of the best tiling ``fusekit tune`` finds for float16 inputs of 2^16 to
+  2^26 elements (tested).
 - **32-bit lengths**: kernels take lengths and offsets as int32 (pyasc converts Python ints to
   int32); a total past ``MAX_LAUNCH_ELEMENTS`` is refused here and split by :func:`split_launches`.
 """
@@ -38,8 +36,7 @@ from fusekit.soc import SoC, get_soc
 
 BLOCK_BYTES = 32
 GM_ALIGN_BYTES = 512
-MIN_BYTES_PER_CORE = 16 * 1024
-SPLIT_MIN_BYTES = 8 * 1024
+MIN_BYTES_PER_CORE = 512
 MAX_LAUNCH_ELEMENTS = 2**31 - 1
 MAX_CORE_NUM = 65535
 
@@ -95,7 +92,8 @@ class TilingData:
 
 def compute_tiling(total_length: int, dtype, *, num_queues: int = 3, buffer_num: int = 2,
                    soc: "str | SoC | None" = None, core_num: int | None = None,
-                   scratch_bytes_per_element: int = 0, tile_length: int | None = None) -> TilingData:
+                   scratch_bytes_per_element: int = 0, tile_length: int | None = None,
+                   min_bytes_per_core: int | None = None) -> TilingData:
     """Plan cores and tiles for ``total_length`` elements of ``dtype`` (see module doc).
 
     Args:
@@ -108,6 +106,8 @@ def compute_tiling(total_length: int, dtype, *, num_queues: int = 3, buffer_num:
         scratch_bytes_per_element: UB bytes per tile element outside the queues (TBuf scratch,
             e.g. 8 for two float32 buffers of the fp32 precision mode).
         tile_length: force a tile length (elements, multiple of 512 B); default: the largest that fits.
+        min_bytes_per_core: least bytes of each operand per core (default ``MIN_BYTES_PER_CORE``;
+            the tuner lowers it to try more cores on small inputs).
 
     Raises:
         ValueError: a parameter out of range, a total too large for 32-bit kernel lengths, or a
@@ -127,7 +127,8 @@ def compute_tiling(total_length: int, dtype, *, num_queues: int = 3, buffer_num:
         return TilingData(0, 0, 0, 0, 0, 0, 0, 0, 0, buffer_num, 0)
 
     align = GM_ALIGN_BYTES // size
-    wanted = min(cores, max(1, -(-total_length * size // MIN_BYTES_PER_CORE)))
+    floor = MIN_BYTES_PER_CORE if min_bytes_per_core is None else max(1, min_bytes_per_core)
+    wanted = min(cores, max(1, -(-total_length * size // floor)))
     block_length = _round_up(-(-total_length // wanted), align)
     block_dim = -(-total_length // block_length)
     if block_dim == 1:
@@ -137,9 +138,7 @@ def compute_tiling(total_length: int, dtype, *, num_queues: int = 3, buffer_num:
     repeat = GM_ALIGN_BYTES // size
     fit = spec.ub_tiling_bytes // per_elem // repeat * repeat
     if tile_length is None:
-        small = block_dim <= spec.vector_cores // 2 and block_length * size >= 2 * SPLIT_MIN_BYTES
-        tiles_per_core = 2 if buffer_num > 1 and small else 1
-        tile_length = min(fit, _round_up(-(-block_length // tiles_per_core), repeat))
+        tile_length = min(fit, _round_up(block_length, repeat))
     elif tile_length <= 0 or tile_length % repeat or tile_length > fit:
         raise ValueError(f"tile_length={tile_length} must be a positive multiple of {repeat} elements (512 B) and at "
                          f"most {fit}, the most that fits {spec.ub_tiling_bytes} B of UB with {num_queues} queues x "

@@ -26,6 +26,15 @@ from .vector import (RoundMode, abs, add, adds, cast, div, duplicate, exp, ln, m
 
 
 
+range = range  # noqa: A001 - pyasc's asc.range: a runtime loop (the simulator runs it as Python's)
+static_range = range  # pyasc unrolls it at trace time; the simulator runs it as a loop
+
+
+def ceildiv(a: int, b: int) -> int:
+    """pyasc's ``asc.ceildiv``: ceil(a / b) for integers."""
+    return -(-a // b)
+
+
 def __getattr__(name: str):
     """``asc.DataCopy`` and friends: point at pyasc's spelling instead of a bare AttributeError."""
     from .names import unknown
@@ -37,8 +46,8 @@ __all__ = [
     "Access", "ConstExpr", "DataCopyExtParams", "DataCopyPadExtParams", "DataType", "GlobalAddress", "GlobalTensor",
     "HardEvent", "Instr", "KernelError", "KernelFunction", "LaunchResult", "LocalTensor", "Mem", "Pipe", "PipeID",
     "RoundMode", "Sync", "SyncKind", "TBuf", "TPipe", "TPosition", "TQue", "Trace",
-    "abs", "add", "adds", "bfloat16", "cast", "data_copy", "data_copy_pad", "div", "dump_tensor", "duplicate", "exp",
+    "abs", "add", "adds", "bfloat16", "cast", "ceildiv", "data_copy", "data_copy_pad", "div", "dump_tensor", "duplicate", "exp",
     "float16", "float32", "float_", "get_block_idx", "get_block_num", "half", "int8", "int16", "int32", "int64", "jit",
     "launch", "ln", "max", "maxs", "min", "mins", "mul", "muls", "number", "pipe_barrier", "printf", "reciprocal",
-    "relu", "rsqrt", "set_flag", "sqrt", "sub", "sync_all", "uint8", "uint16", "uint32", "uint64", "wait_flag",
+    "range", "relu", "rsqrt", "set_flag", "sqrt", "static_range", "sub", "sync_all", "uint8", "uint16", "uint32", "uint64", "wait_flag",
 ]

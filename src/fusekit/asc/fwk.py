@@ -105,7 +105,10 @@ class TPipe(_Named):
             if not isinstance(count, int) or not 1 <= count <= MAX_BUFFERS_PER_QUEUE:
                 raise core.error(op, f"num={count!r}: a queue takes 1 to {MAX_BUFFERS_PER_QUEUE} buffers", kind="ub-overflow")
         else:
-            count, length = 1, num if len is None else len
+            if len is not None:
+                raise core.error(op, "a TBuf's size is given as num=<bytes>: init_buffer(buf=b, num=4096), as pyasc "
+                                     "1.1.1 spells it (it rejects len= for a TBuf)")
+            count, length = 1, num
         if not isinstance(length, int) or length <= 0:
             raise core.error(op, f"buffer length must be a positive number of bytes, got {length!r}")
         target.name = _local_name(target, target.name)
@@ -251,7 +254,7 @@ class TQue(_Named):
 
     def _tensor(self, slot: _Slot, dtype) -> LocalTensor:
         dtype = dtypes.as_dtype(dtype)
-        return LocalTensor(self.core, slot.addr, self.nbytes // dtype.sizeof(), dtype, f"{self.name}[{slot.index}]", slot)
+        return LocalTensor.at(self.core, slot.addr, self.nbytes // dtype.sizeof(), dtype, f"{self.name}[{slot.index}]", slot)
 
 
 class TBuf(_Named):
@@ -277,4 +280,4 @@ class TBuf(_Named):
         length = capacity if len is None else len
         if not 0 <= length <= capacity:
             raise core.error("get", f"{self.name}.get(len={length}) but the buffer holds {capacity} x {dtype.name}", kind="out-of-bounds")
-        return LocalTensor(core, self.addr, length, dtype, self.name, self)
+        return LocalTensor.at(core, self.addr, length, dtype, self.name, self)

@@ -26,8 +26,18 @@ def snake_case(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
+NOT_SIMULATED = {
+    "adv": "pyasc's advanced APIs (asc.adv: Tanh, RmsNorm, ...) are not simulated by fusekit; write the kernel with the "
+           "basic vector instructions",
+    "LocalTensorAuto": "automatic-sync tensors (insert_sync kernels) are not simulated by fusekit",
+    "language": "fusekit simulates the asc API itself; import what you need from asc directly",
+}
+
+
 def unknown(owner: str, name: str, available) -> str:
     """Message for ``owner.name`` missing: what to do instead, or the closest existing name."""
+    if owner == "asc" and name in NOT_SIMULATED:
+        return NOT_SIMULATED[name]
     key = name.replace("_", "").lower()
     for missing, advice in NONEXISTENT.items():
         if key == missing.lower():
@@ -36,5 +46,5 @@ def unknown(owner: str, name: str, available) -> str:
     snake = snake_case(name)
     if snake in names:
         return f"{owner} has no {name}: pyasc spells Ascend C's {name} as {snake}"
-    close = difflib.get_close_matches(snake, names, n=1)
+    close = difflib.get_close_matches(snake, names, n=1, cutoff=0.75)
     return f"{owner} has no {name}" + (f"; did you mean {close[0]}?" if close else "")

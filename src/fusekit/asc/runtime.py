@@ -202,8 +202,9 @@ class KernelFunction:
     :func:`launch` then.
     """
 
-    def __init__(self, fn: Callable):
+    def __init__(self, fn: Callable, options: dict | None = None):
         self.fn = fn
+        self.options = options or {}  # pyasc's jit options, kept for tools (e.g. insert_sync)
         functools.update_wrapper(self, fn)
         self.signature = inspect.signature(fn)
 
@@ -226,11 +227,12 @@ class KernelFunction:
         return f"<asc.jit kernel {self.fn.__name__}>"
 
 
-def jit(fn: Callable | None = None, **_options):
-    """Decorator making a kernel or helper (pyasc's ``@asc.jit``; pyasc options are accepted and ignored)."""
+def jit(fn: Callable | None = None, **options):
+    """Decorator making a kernel or helper (pyasc's ``@asc.jit``; pyasc's compile options are kept on the
+    kernel but do not change the simulation)."""
     if fn is None:
-        return lambda f: KernelFunction(f)
-    return KernelFunction(fn)
+        return lambda f: KernelFunction(f, options)
+    return KernelFunction(fn, options)
 
 
 def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict | None = None, *,

@@ -114,20 +114,40 @@ class GlobalTensor:
 class LocalTensor:
     """``AscendC::LocalTensor<T>``: ``length`` elements of ``dtype`` at byte ``addr`` of a core's UB.
 
-    ``owner`` is the queue buffer (slot) or TBuf it came from; ``name`` is how messages call it.
+    Kernels get one from a queue or TBuf, or, as pyasc allows, place one at a UB address themselves:
+    ``asc.LocalTensor(dtype, asc.TPosition.VECIN, addr, tile_size)`` (no TPipe manages it, so its
+    synchronisation is the kernel's own). ``owner`` is the queue buffer (slot) or TBuf it came from;
+    ``name`` is how messages call it.
     """
 
     __slots__ = ("core", "addr", "length", "dtype", "name", "owner")
 
-    def __init__(self, core, addr: int, length: int, dtype: dtypes.DataType, name: str, owner=None):
-        self.core, self.addr, self.length, self.dtype, self.name, self.owner = core, addr, length, dtype, name, owner
+    def __init__(self, dtype, pos=None, addr: int = 0, tile_size: int = 0):
+        core, op = current("LocalTensor"), "LocalTensor"
+        dtype = dtypes.as_dtype(dtype)
+        if isinstance(addr, bool) or not isinstance(addr, (int, np.integer)) or addr < 0 or tile_size < 0:
+            raise core.error(op, f"LocalTensor(dtype, pos, addr, tile_size) needs a byte address >= 0 and a length >= 0, "
+                                 f"got addr={addr!r}, tile_size={tile_size!r}")
+        if addr + tile_size * dtype.sizeof() > core.soc.ub_bytes:
+            raise core.error(op, f"LocalTensor at UB byte {addr} with {tile_size} x {dtype.name} ends past the "
+                                 f"{core.soc.ub_bytes} B of UB", kind="ub-overflow")
+        self.core, self.addr, self.length, self.dtype = core, int(addr), int(tile_size), dtype
+        self.name, self.owner = f"UB@{addr}", None
+
+    @classmethod
+    def at(cls, core, addr: int, length: int, dtype: dtypes.DataType, name: str, owner=None) -> "LocalTensor":
+        """A tensor over ``length`` elements at UB byte ``addr`` of ``core`` (how queues and buffers make them)."""
+        tensor = cls.__new__(cls)
+        tensor.core, tensor.addr, tensor.length, tensor.dtype, tensor.name, tensor.owner = \
+            core, addr, length, dtype, name, owner
+        return tensor
 
     def __getitem__(self, key) -> "LocalTensor":
         off = _offset(key, "LocalTensor[]")
         if off < 0:
             raise current("LocalTensor[]").error("LocalTensor[]", f"{self.name}[{off}:]: a sub-tensor offset must be "
                                                                   ">= 0; it would reach into the UB before the tensor", kind="out-of-bounds")
-        return LocalTensor(self.core, self.addr + off * self.dtype.sizeof(), self.length - off, self.dtype,
+        return LocalTensor.at(self.core, self.addr + off * self.dtype.sizeof(), self.length - off, self.dtype,
                            f"{self.name}[{off}:]" if off else self.name, self.owner)
 
     def get_length(self) -> int:
@@ -137,7 +157,7 @@ class LocalTensor:
     def reinterpret_cast(self, dtype) -> "LocalTensor":
         """The same bytes seen as ``dtype``."""
         dtype = dtypes.as_dtype(dtype)
-        return LocalTensor(self.core, self.addr, self.length * self.dtype.sizeof() // dtype.sizeof(), dtype,
+        return LocalTensor.at(self.core, self.addr, self.length * self.dtype.sizeof() // dtype.sizeof(), dtype,
                            self.name, self.owner)
 
     def get_value(self, index: int):

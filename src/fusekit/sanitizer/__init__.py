@@ -97,6 +97,9 @@ class Sanitizer:
         orders = trace_order(trace)
         findings, pairs = _analyze(trace, orders, error, self.outputs)
         report = Report(self.kernel.fn.__name__, int(core_num), findings, error, trace=trace)
+        if self.kernel.options.get("insert_sync"):
+            report.notes.append("the kernel asks pyasc to insert synchronisation (insert_sync=True); fusekit checks "
+                                "the kernel as written, so races pyasc would fix are reported too")
         if pristine is not None and pairs and error is None:
             report.replay = self._replay(core_num, trace, orders, pairs, args, kwargs, pristine)
         return report

@@ -87,6 +87,7 @@ class Report:
         error: the KernelError that stopped the kernel, if any (also reported as a finding).
         replay: differences the adversarial replay produced (buffer -> description), if it ran.
         trace: the Trace analysed (of the part that ran, if the kernel stopped).
+        notes: what the reader should know about how the kernel was checked.
     """
 
     kernel: str
@@ -95,6 +96,7 @@ class Report:
     error: Exception | None = None
     replay: dict[str, str] | None = None
     trace: object = field(default=None, repr=False)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -105,13 +107,15 @@ class Report:
 
     def to_json(self) -> str:
         return json.dumps({"kernel": self.kernel, "block_dim": self.block_dim, "ok": self.ok,
-                           "findings": [f.to_dict() for f in self.findings], "replay": self.replay}, indent=2)
+                           "findings": [f.to_dict() for f in self.findings], "replay": self.replay,
+                           "notes": self.notes}, indent=2)
 
     def to_text(self) -> str:
         """Findings grouped by tool, each with the kernel source lines involved."""
+        notes = [f"note: {note}" for note in self.notes]
         if self.ok:
-            return f"{self.kernel} on {self.block_dim} core(s): no findings"
-        lines = [f"{self.kernel} on {self.block_dim} core(s): {len(self.findings)} finding(s)"]
+            return "\n".join([f"{self.kernel} on {self.block_dim} core(s): no findings"] + notes)
+        lines = [f"{self.kernel} on {self.block_dim} core(s): {len(self.findings)} finding(s)"] + notes
         for tool in TOOLS:
             group = self.by_tool(tool)
             if group:

@@ -60,5 +60,5 @@ def report(n: int, soc=None) -> str:
 def _tile_length(profile: Profile) -> int:
     """The largest transfer of the first core, in elements (its tile length)."""
     core = profile.launches[0].cores[0]
-    sizes = [i.count for i in core.instrs if i.op == "data_copy" and i.pipe.value == "MTE2"]
+    sizes = [i.count for i in core.instrs if i.op in ("data_copy", "data_copy_pad") and i.pipe.value == "MTE2"]
     return max(sizes, default=0)

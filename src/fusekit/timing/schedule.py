@@ -10,9 +10,11 @@ Rules (PROF: msprof's op simulator shows the same per-pipe timeline):
 - costs: vector = ``vector_startup_cycles`` + ceil(bytes / 256) repeats (one per cycle); sync
   instructions ``sync_cycles``; scalar accesses their access cycles; a GM transfer = latency +
   bytes / rate, where the rate is the engine's maximum or an equal share of the GM bandwidth among
-  all transfers in flight on all cores at that moment (processor sharing), whichever is lower, times
-  the transfer's efficiency (small or misaligned transfers use the bandwidth less well);
-- ``sync_all`` ends when every core has reached it.
+  all transfers in flight on all cores at that moment (processor sharing), whichever is lower. The
+  share is scaled by the transfer's efficiency (small or misaligned transfers use GM bandwidth less
+  well); a GM address not 512 B-aligned also slows the engine itself by the same factor;
+- a wait ends no earlier than the set it pairs with;
+- ``sync_all`` waits for every earlier instruction of its core and ends when every core has reached it.
 
 Cores whose instruction streams have the same shape are scheduled once and counted as many
 times as they occur (their transfers share the bandwidth with the weight of their number), which
@@ -122,6 +124,10 @@ class _CoreSim:
             p = order.pipe[i]
             deps = [by_pipe[p][-1]] if by_pipe[p] else []
             deps += [by_pipe[q][k - 1] for q, k in enumerate(order.clock[i]) if q != p and k > 0]
+            if i in order.matched:  # a wait ends no earlier than the set it waits for
+                deps.append(order.matched[i])
+            if instrs[i].sync is not None and instrs[i].sync.kind is SyncKind.ALL:  # every earlier instruction
+                deps += [pipe_instrs[-1] for pipe_instrs in by_pipe if pipe_instrs]
             by_pipe[p].append(i)
             self.deps.append(deps)
             for d in deps:
@@ -178,7 +184,9 @@ class _CoreSim:
         if instr.op in DMA_OPS and instr.pipe in (Pipe.MTE2, Pipe.MTE3) and instr.nbytes:
             blocks = max(1, sum(acc.mem is Mem.GM for acc in instr.reads + instr.writes))
             efficiency = self.p.transfer_efficiency(instr.nbytes // blocks, _gm_offset(instr))
-            self.transfers.add(self, i, start + self.p.mte_latency_ns / 1e3, instr.nbytes, efficiency, self.weight)
+            misaligned = self.p.misaligned_efficiency if _gm_offset(instr) % self.p.gm_align_bytes else 1.0
+            self.transfers.add(self, i, start + self.p.mte_latency_ns / 1e3, instr.nbytes, efficiency, misaligned,
+                               self.weight)
         elif instr.sync is not None and instr.sync.kind is SyncKind.ALL:
             self.barrier.arrive(self, i, start)
         else:
@@ -209,13 +217,14 @@ class _Transfers:
 
     def __init__(self, params: TimingParams):
         self.p = params
-        self.pending: list = []   # (begin us, seq, sim, index, bytes, efficiency, weight)
-        self.active: list = []    # [remaining bytes, sim, index, efficiency, weight, begin]
+        self.pending: list = []   # (begin us, seq, sim, index, bytes, efficiency, engine factor, weight)
+        self.active: list = []    # [remaining bytes, sim, index, efficiency, weight, begin, engine factor]
         self.now = 0.0
         self.seq = 0
 
-    def add(self, sim: _CoreSim, i: int, begin: float, nbytes: int, efficiency: float, weight: int) -> None:
-        heapq.heappush(self.pending, (begin, self.seq, sim, i, nbytes, efficiency, weight))
+    def add(self, sim: _CoreSim, i: int, begin: float, nbytes: int, efficiency: float, engine_factor: float,
+            weight: int) -> None:
+        heapq.heappush(self.pending, (begin, self.seq, sim, i, nbytes, efficiency, engine_factor, weight))
         self.seq += 1
 
     def run(self) -> None:
@@ -223,7 +232,7 @@ class _Transfers:
         total = self.p.gm_bandwidth_gbps * 1e3
         while self.pending or self.active:
             sharers = sum(a[4] for a in self.active)
-            rates = [min(engine, total * a[3] / sharers) for a in self.active]
+            rates = [min(engine * a[6], total * a[3] / sharers) for a in self.active]
             step = min((a[0] / r for a, r in zip(self.active, rates)), default=math.inf)
             if self.pending:
                 step = min(step, max(0.0, self.pending[0][0] - self.now))
@@ -233,9 +242,9 @@ class _Transfers:
             finished = [a for a in self.active if a[0] <= 1e-9]
             self.active = [a for a in self.active if a[0] > 1e-9]
             while self.pending and self.pending[0][0] <= self.now + 1e-12:
-                begin, _, sim, i, nbytes, efficiency, weight = heapq.heappop(self.pending)
-                self.active.append([float(nbytes), sim, i, efficiency, weight, begin])
-            for _, sim, i, _, _, begin in finished:
+                begin, _, sim, i, nbytes, efficiency, factor, weight = heapq.heappop(self.pending)
+                self.active.append([float(nbytes), sim, i, efficiency, weight, begin, factor])
+            for _, sim, i, _, _, begin, _ in finished:
                 sim.done(i, self.now, self.now - begin)
 
 
