@@ -7,23 +7,17 @@ Trace, and their ratio. Not a test: nothing is asserted about time.
     python benchmarks/sanitize_cost.py [--size N] [--repeat R]
 """
 
-import argparse
 import time
 
-import numpy as np
+from _common import arguments, float16_inputs
 
 from fusekit.ops.fused_add_scale import run
 from fusekit.sanitizer import analyze
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=2**20)
-    parser.add_argument("--repeat", type=int, default=7)
-    args = parser.parse_args()
-    rng = np.random.default_rng(0)
-    x1 = rng.standard_normal(args.size, dtype=np.float32).astype(np.float16)
-    x2 = rng.standard_normal(args.size, dtype=np.float32).astype(np.float16)
+    args = arguments(__doc__, size=2**20, repeat=7)
+    x1, x2 = float16_inputs(args.size)
     plain, sanitized, findings = [], [], None
     for _ in range(args.repeat):
         started = time.perf_counter()

@@ -7,22 +7,16 @@ is asserted about time.
     python benchmarks/simulate_fused_add_scale.py [--size N] [--repeat R]
 """
 
-import argparse
 import statistics
 
-import numpy as np
+from _common import arguments, float16_inputs
 
 from fusekit.ops.fused_add_scale import run
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=2**24)
-    parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
-    rng = np.random.default_rng(0)
-    x1 = rng.standard_normal(args.size, dtype=np.float32).astype(np.float16)
-    x2 = rng.standard_normal(args.size, dtype=np.float32).astype(np.float16)
+    args = arguments(__doc__, size=2**24, repeat=5)
+    x1, x2 = float16_inputs(args.size)
     times = []
     for _ in range(args.repeat):
         result = run(x1, x2, 1.5)

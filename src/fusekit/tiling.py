@@ -92,8 +92,7 @@ class TilingData:
 
 def compute_tiling(total_length: int, dtype, *, num_queues: int = 3, buffer_num: int = 2,
                    soc: "str | SoC | None" = None, core_num: int | None = None,
-                   scratch_bytes_per_element: int = 0, tile_length: int | None = None,
-                   min_bytes_per_core: int | None = None) -> TilingData:
+                   scratch_bytes_per_element: int = 0, tile_length: int | None = None) -> TilingData:
     """Plan cores and tiles for ``total_length`` elements of ``dtype`` (see module doc).
 
     Args:
@@ -106,8 +105,6 @@ def compute_tiling(total_length: int, dtype, *, num_queues: int = 3, buffer_num:
         scratch_bytes_per_element: UB bytes per tile element outside the queues (TBuf scratch,
             e.g. 8 for two float32 buffers of the fp32 precision mode).
         tile_length: force a tile length (elements, multiple of 512 B); default: the largest that fits.
-        min_bytes_per_core: least bytes of each operand per core (default ``MIN_BYTES_PER_CORE``;
-            the tuner lowers it to try more cores on small inputs).
 
     Raises:
         ValueError: a parameter out of range, a total too large for 32-bit kernel lengths, or a
@@ -127,8 +124,7 @@ def compute_tiling(total_length: int, dtype, *, num_queues: int = 3, buffer_num:
         return TilingData(0, 0, 0, 0, 0, 0, 0, 0, 0, buffer_num, 0)
 
     align = GM_ALIGN_BYTES // size
-    floor = MIN_BYTES_PER_CORE if min_bytes_per_core is None else max(1, min_bytes_per_core)
-    wanted = min(cores, max(1, -(-total_length * size // floor)))
+    wanted = min(cores, max(1, -(-total_length * size // MIN_BYTES_PER_CORE)))
     block_length = _round_up(-(-total_length // wanted), align)
     block_dim = -(-total_length // block_length)
     if block_dim == 1:

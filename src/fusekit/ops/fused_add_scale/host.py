@@ -80,11 +80,11 @@ def fused_add_scale(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc: "str |
 
 
 def run(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc=None, core_num: int | None = None, buffer_num: int = 2,
-        precision: str | None = None, tile_length: int | None = None, min_bytes_per_core: int | None = None,
-        backend: str = "simulator", **launch_options) -> FusedAddScaleRun:
+        precision: str | None = None, tile_length: int | None = None, backend: str = "simulator",
+        **launch_options) -> FusedAddScaleRun:
     """Like :func:`fused_add_scale`, also returning the tiling, the Traces and the wall time.
 
-    ``tile_length`` and ``min_bytes_per_core`` go to ``fusekit.tiling.compute_tiling``. ``launch_options`` go to
+    ``tile_length`` forces the tile size (elements, multiple of 512 B). ``launch_options`` go to
     ``fusekit.asc.launch`` (``strict``, ``executor``, ``sample_cores``, ``progress``;
     ``fusekit.timing.NO_VALUES`` and ``sample_cores`` skip work when only the timing matters, and
     ``y`` is then meaningless). On a device backend there are no Traces.
@@ -109,7 +109,7 @@ def run(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc=None, core_num: int
     for first, count in tiling.split_launches(padded, dtype):
         plan = tiling.compute_tiling(count, dtype, num_queues=NUM_QUEUES, buffer_num=buffer_num, soc=spec,
                                      core_num=core_num, scratch_bytes_per_element=8 if cast_fp32 else 0,
-                                     tile_length=tile_length, min_bytes_per_core=min_bytes_per_core)
+                                     tile_length=tile_length)
         plans.append(plan)
         window = slice(first, first + count)
         launches.append(launcher(KERNEL, plan.block_dim, (a[window], b[window], y[window]),

@@ -24,8 +24,7 @@ def add_then_muls(x1: np.ndarray, x2: np.ndarray, scale: float, **options) -> np
 
 
 def run(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc=None, core_num: int | None = None, buffer_num: int = 2,
-        tile_length: int | None = None, min_bytes_per_core: int | None = None, executor=None,
-        sample_cores: bool = False) -> FusedAddScaleRun:
+        tile_length: int | None = None, executor=None, sample_cores: bool = False) -> FusedAddScaleRun:
     """Run Add then Muls on the simulator; returns the output, both tilings and both launches' Traces.
 
     ``executor`` and ``sample_cores`` are passed to ``fusekit.asc.launch`` (``fusekit.timing.NO_VALUES``
@@ -45,8 +44,7 @@ def run(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc=None, core_num: int
     plans, launches = [], []
     for kernel, num_queues, gm_args, extra in ((add, 3, (a, b, t), {}), (muls, 2, (t, y), {"scale": float(scale)})):
         plan = tiling.compute_tiling(n, dtype, num_queues=num_queues, buffer_num=buffer_num, soc=spec,
-                                     core_num=core_num, tile_length=tile_length,
-                                     min_bytes_per_core=min_bytes_per_core)
+                                     core_num=core_num, tile_length=tile_length)
         plans.append(plan)
         if plan.block_dim:
             launches.append(launch(kernel, plan.block_dim, gm_args, dict(plan.kernel_args(), **extra,
