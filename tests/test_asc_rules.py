@@ -221,10 +221,10 @@ def test_ub_of_310p3_is_larger_than_910b1():
 @asc.jit
 def buffer_count_kernel(QUEUES: asc.ConstExpr[int], NUM: asc.ConstExpr[int], TBUFS: asc.ConstExpr[int]):
     pipe = asc.TPipe()
-    for i in range(QUEUES):
+    for _ in range(QUEUES):
         q = asc.TQue(asc.TPosition.VECIN, 1)
         pipe.init_buffer(que=q, num=NUM, len=32)  # <queue>
-    for i in range(TBUFS):
+    for _ in range(TBUFS):
         b = asc.TBuf(asc.TPosition.VECCALC)
         pipe.init_buffer(buf=b, num=32)  # <tbuf>
 
@@ -294,7 +294,7 @@ def queue_kernel(x: asc.GlobalAddress, MODE: asc.ConstExpr[str], LEAK_CORE: asc.
     pipe.init_buffer(que=q_out, num=1, len=64)
     xg = gm_view(x, 32)
     if MODE == "ok":  # a correct double-buffered round trip, twice
-        for i in range(2):
+        for _ in range(2):
             a = q_in.alloc_tensor(asc.float16)
             b = q_in.alloc_tensor(asc.float16)
             asc.data_copy(a, xg, 32)
@@ -307,7 +307,7 @@ def queue_kernel(x: asc.GlobalAddress, MODE: asc.ConstExpr[str], LEAK_CORE: asc.
     if MODE == "alloc_beyond":
         a = q_in.alloc_tensor(asc.float16)
         b = q_in.alloc_tensor(asc.float16)
-        c = q_in.alloc_tensor(asc.float16)  # <alloc_beyond>
+        q_in.alloc_tensor(asc.float16)  # <alloc_beyond>
     if MODE == "deque_empty":
         q_in.deque(asc.float16)  # <deque_empty>
     if MODE == "enque_other":

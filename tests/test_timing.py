@@ -204,8 +204,10 @@ def test_default_tiling_is_within_5_percent_of_the_tuned_time():
 
 
 def test_tune_rejects_bad_input():
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(ValueError, match=r"size must be in \[1, 2147483647\]"):
         tune(0)
+    with pytest.raises(ValueError, match="int32"):
+        tune(3_000_000_000)
     with pytest.raises(ValueError, match="use precision='fp32'"):
         tune(1000, "bfloat16", precision="native")
     assert tiling.compute_tiling(1000, F16).tile_length  # sanity of the import

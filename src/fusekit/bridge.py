@@ -16,12 +16,14 @@ import contextlib
 import importlib
 import inspect
 import sys
+import threading
 import types
 from pathlib import Path
 
 import fusekit
 from fusekit import asc as fusekit_asc
 
+_lock = threading.RLock()
 PYASC_INSTALL = "pip install 'fusekit[pyasc]'  (pyasc 1.1.1 needs numpy<2 and CPython 3.9-3.12)"
 # fusekit modules whose kernels import each other; rebound together
 KERNEL_MODULES = ("fusekit.ops.elementwise",)
@@ -55,6 +57,7 @@ def rebound(asc_module: types.ModuleType):
     (``asc.runtime.config`` for ``set_platform``, ``asc.lib.runtime`` for ``current_stream``) are
     stand-ins that do nothing. Every ``asc`` entry of ``sys.modules`` is restored afterwards.
     """
+    _lock.acquire()  # the binding is process-wide: one rebinding at a time
     saved_attr = fusekit.asc
     saved = {name: module for name, module in sys.modules.items() if name == "asc" or name.startswith("asc.")}
     if asc_module is fusekit_asc:
@@ -69,6 +72,7 @@ def rebound(asc_module: types.ModuleType):
         for name in [n for n in sys.modules if n == "asc" or n.startswith("asc.")]:
             del sys.modules[name]
         sys.modules.update(saved)
+        _lock.release()
 
 
 def _simulator_package() -> tuple[types.ModuleType, dict[str, types.ModuleType]]:
@@ -99,23 +103,34 @@ def _simulator_package() -> tuple[types.ModuleType, dict[str, types.ModuleType]]
 
 def load_rebound(path: "str | Path", asc_module: types.ModuleType, also: tuple[str, ...] = KERNEL_MODULES):
     """A fresh copy of the module in ``path`` (and of the fusekit kernel modules ``also`` it may
-    import) executed with ``asc`` bound to ``asc_module``; sys.modules is left as it was."""
+    import) executed with ``asc`` bound to ``asc_module``. sys.modules is left as it was: modules
+    the file imported from its own folder (its helpers) are dropped again, bound as they are to ``asc_module``."""
     path = Path(path)
+    sources = {name: Path(importlib.import_module(name).__file__) for name in also}
     with rebound(asc_module):
-        fresh = {name: _exec_copy(Path(importlib.import_module(name).__file__), name) for name in also}
-        saved = {name: sys.modules[name] for name in fresh}
+        before = dict(sys.modules)
+        fresh = {name: _exec_copy(source, name) for name, source in sources.items()}
         sys.modules.update(fresh)
         try:
             return _exec_copy(path, f"_fusekit_rebound_{path.stem}")
         finally:
-            sys.modules.update(saved)
+            folder = str(path.resolve().parent)
+            for name, module in list(sys.modules.items()):
+                if name not in before and str(getattr(module, "__file__", "") or "").startswith(folder):
+                    del sys.modules[name]  # the file's neighbours, imported with this binding
+            for name in fresh:
+                sys.modules[name] = before[name]  # imported above, before the binding
+            sys.modules.pop(f"_fusekit_rebound_{path.stem}", None)
 
 
 def _exec_copy(path: Path, name: str) -> types.ModuleType:
+    """Execute ``path`` as a new module called ``name`` (registered while it runs: dataclasses and
+    pickling look modules up there)."""
     module = types.ModuleType(name)
     module.__file__ = str(path)
     source = path.read_text(encoding="utf-8")
-    exec(compile(source, str(path), "exec", dont_inherit=True), module.__dict__)  # noqa: S102 - kernel files
+    sys.modules[name] = module
+    exec(compile(source, str(path), "exec", dont_inherit=True), module.__dict__)
     return module
 
 

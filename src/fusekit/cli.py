@@ -92,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:
                                                             "files it must match the files")
     run.add_argument("--scale", type=float, default=1.5, help="the scale attribute (default 1.5)")
     run.add_argument("--soc", choices=list(SOCS), default=None, help="SoC to simulate (default Ascend910B1)")
-    run.add_argument("--cores", type=_bounded(1, 65535), default=None,
+    run.add_argument("--cores", type=_bounded(1, tiling.MAX_CORE_NUM), default=None,
                      help="most AIV cores (block_dim) to use, 1 to 65535 (default: all of the SoC's)")
     run.add_argument("--buffer-num", type=_bounded(1, 8), default=2,
                      help="BUFFER_NUM, buffers per queue, 1 to 8 (default 2: double buffering)")
@@ -117,7 +117,7 @@ def _parser() -> argparse.ArgumentParser:
                        help=f"comma-separated element counts (default {','.join(map(str, DEFAULT_SIZES))})")
     check.add_argument("--dtype", choices=list(DTYPES), help="element type (default: op_info.json's first, else float16)")
     check.add_argument("--soc", choices=list(SOCS), default=None, help="SoC to simulate (default Ascend910B1)")
-    check.add_argument("--cores", type=_bounded(1, 65535), default=None, help="most cores to use (default: all)")
+    check.add_argument("--cores", type=_bounded(1, tiling.MAX_CORE_NUM), default=None, help="most cores to use (default: all)")
     check.add_argument("--buffer-num", type=_bounded(1, 8), default=2, help="BUFFER_NUM given to the tiling (default 2)")
     check.add_argument("--outputs", type=lambda t: [x for x in t.split(",") if x],
                        help="comma-separated GM parameters that are outputs")
@@ -176,7 +176,7 @@ def _kernel_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--size", type=_bounded(0, None), default=1_000_000, help="elements (default 1000000)")
     parser.add_argument("--dtype", choices=list(DTYPES), default="float16", help="element type (default float16)")
     parser.add_argument("--soc", choices=list(SOCS), default=None, help="SoC to simulate (default Ascend910B1)")
-    parser.add_argument("--cores", type=_bounded(1, 65535), default=None, help="most AIV cores to use (default: all)")
+    parser.add_argument("--cores", type=_bounded(1, tiling.MAX_CORE_NUM), default=None, help="most AIV cores to use (default: all)")
     parser.add_argument("--buffer-num", type=_bounded(1, 8), default=2, help="BUFFER_NUM (default 2)")
     parser.add_argument("--precision", choices=list(fas.PRECISIONS), default=None,
                         help="native or fp32 (default: native, fp32 for bfloat16)")
@@ -205,7 +205,10 @@ def _version() -> str:
 
 def _sizes(text: str) -> tuple[int, ...]:
     parse = _bounded(0, None)
-    return tuple(parse(part) for part in text.split(",") if part.strip())
+    sizes = tuple(parse(part) for part in text.split(",") if part.strip())
+    if not sizes:
+        raise argparse.ArgumentTypeError("expected comma-separated element counts, e.g. 0,17,4096")
+    return sizes
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -358,7 +361,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.output is not None:
         _save_atomic(args.output, result.y)
         print(f"wrote y to {args.output}")
-    if args.sanitize:
+    if args.sanitize and args.backend != "simulator":
+        print(f"sanitizer: skipped, the {args.backend} backend records no Trace")
+    elif args.sanitize:
         reports = [Report(fas.KERNEL.__name__, launch.trace.block_dim, analyze(launch.trace, outputs={"y"}))
                    for launch in result.launches]
         print("sanitizer: " + ("no findings" if all(r.ok for r in reports) else

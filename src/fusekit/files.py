@@ -22,14 +22,19 @@ def write_atomic(path: "str | Path", write: Callable[[BinaryIO], None]) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
-        os.chmod(tmp, target.stat().st_mode & 0o7777 if target.exists() else 0o666 & ~_umask())
+            f.flush()
+            os.fsync(f.fileno())  # the data is on disk before the name points at it
+        os.chmod(tmp, target.stat().st_mode & 0o7777 if target.exists() else 0o666 & ~_UMASK)
         os.replace(tmp, target)
     except BaseException:
         os.unlink(tmp)
         raise
 
 
-def _umask() -> int:
-    mask = os.umask(0)
+def _read_umask() -> int:
+    mask = os.umask(0)  # the only way to read it; done once, at import, before threads write files
     os.umask(mask)
     return mask
+
+
+_UMASK = _read_umask()

@@ -60,8 +60,7 @@ def device_launcher(backend: str, soc: str):
     problems = missing(backend, soc)
     if problems:
         raise BackendUnavailable(f"backend {backend!r} cannot run here; it needs " + "; ".join(problems))
-    asc = require_pyasc()
-    from asc.runtime import config
+    from asc.runtime import config  # pyasc is there: missing() checked
 
     config.set_platform(config.Backend.NPU if backend == "npu" else config.Backend.Model, config.Platform(soc))
 

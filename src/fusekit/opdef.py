@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from fusekit.asc.names import snake_case
+
 # msopgen dtype spellings -> fusekit dtype names
 _DTYPES = {
     "fp16": "float16", "float16": "float16", "half": "float16",
@@ -94,11 +96,6 @@ class OpDef:
                 raise OpDefError(f"{self.source}: {self.op_type} needs a required {typ} attr {name!r}")
 
 
-def snake_case(op_type: str) -> str:
-    """FusedAddScale -> fused_add_scale (msopgen's kernel naming)."""
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", op_type).lower()
-
-
 def load_op_info(path: "str | Path") -> OpDef:
     """Load and validate an msopgen ``op_info.json`` describing one operator.
 
@@ -125,7 +122,7 @@ def _parse(op: dict, source: str) -> OpDef:
         raise OpDefError(f"{source}: \"op\" must be an UpperCamelCase op type like \"FusedAddScale\", got {op_type!r}")
     inputs = tuple(_tensor(t, f"{source}: input_desc[{i}]") for i, t in enumerate(_list(op, "input_desc", source)))
     outputs = tuple(_tensor(t, f"{source}: output_desc[{i}]") for i, t in enumerate(_list(op, "output_desc", source)))
-    attrs = tuple(_attr(a, f"{source}: attr[{i}]") for i, a in enumerate(op.get("attr", [])))
+    attrs = tuple(_attr(a, f"{source}: attr[{i}]") for i, a in enumerate(_list(op, "attr", source)))
     if not outputs:
         raise OpDefError(f"{source}: output_desc is empty; an operator needs at least one output")
     names = [t.name for t in inputs + outputs] + [a.name for a in attrs]

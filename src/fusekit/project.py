@@ -135,9 +135,9 @@ def kernel_source(opdef: OpDef, kernels: dict[str, Emitted]) -> str:
         calls.append(f"    {'if' if key == 1 else 'else if'} (TILING_KEY_IS({key})) {{\n"
                      f"        {name}_{dtype}({', '.join(args)});\n    }}")
     params = ", ".join(f"GM_ADDR {g}" for g in gm)
-    return (f'#include "kernel_operator.h"\n\n' + "\n\n".join(bodies) +
+    return ('#include "kernel_operator.h"\n\n' + "\n\n".join(bodies) +
             f'\n\nextern "C" __global__ __aicore__ void {name}({params}, GM_ADDR workspace, GM_ADDR tiling)\n{{\n'
-            f"    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);\n    GET_TILING_DATA(t, tiling);\n"
+            "    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);\n    GET_TILING_DATA(t, tiling);\n"
             + "\n".join(calls) + "\n}\n")
 
 

@@ -11,9 +11,7 @@ The plan, as a :class:`TilingData`:
   operand, one 512-byte GM block: a smaller share would break the 512 B alignment above, and below
   it a core's transfers are pure latency. The seed article (section 5.2) asks for such a threshold.
   Why not more: the timing model (``fusekit tune``) finds extra cores worth their cost down to
-  that size, because one launch costs the same whatever block_dim and the cores run in parallel;
-  an earlier 16 KiB threshold (after AD-G 硬件约束/NPU架构版本2201.md: GM transfers of 16 KB or more
-  get the best bandwidth) made small inputs up to 68 % slower than the best tiling the model finds.
+  that size, because one launch costs the same whatever block_dim and the cores run in parallel.
 - **tiles**: a core walks its range in ``tile_length`` elements; ``tile_num`` full tiles then a
   ``tail_length`` tail (the tail of the last core may be unaligned: the kernel moves it with
   DataCopyPad). ``tile_length`` is a multiple of 512 B (so tiles stay 512 B-aligned; it is also
@@ -32,13 +30,13 @@ import numbers
 from dataclasses import asdict, dataclass
 
 from fusekit.asc import dtypes
+from fusekit.asc.runtime import MAX_CORE_NUM
 from fusekit.soc import SoC, get_soc
 
 BLOCK_BYTES = 32
 GM_ALIGN_BYTES = 512
 MIN_BYTES_PER_CORE = 512
 MAX_LAUNCH_ELEMENTS = 2**31 - 1
-MAX_CORE_NUM = 65535
 
 
 @dataclass(frozen=True)

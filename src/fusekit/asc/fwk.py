@@ -12,6 +12,7 @@ Rules (AD-API TPipe/InitBuffer.md, AD ``kernel_tpipe_impl.h``, AD-G TPipe-TQueæ¡
 from __future__ import annotations
 
 import enum
+import numbers
 from collections import deque as _fifo
 
 from . import dtypes
@@ -102,14 +103,14 @@ class TPipe(_Named):
             raise core.error(op, f"{target.name} already has its buffers")
         if que is not None:
             count, length = num, len
-            if not isinstance(count, int) or not 1 <= count <= MAX_BUFFERS_PER_QUEUE:
+            if not isinstance(count, numbers.Integral) or not 1 <= count <= MAX_BUFFERS_PER_QUEUE:
                 raise core.error(op, f"num={count!r}: a queue takes 1 to {MAX_BUFFERS_PER_QUEUE} buffers", kind="ub-overflow")
         else:
             if len is not None:
                 raise core.error(op, "a TBuf's size is given as num=<bytes>: init_buffer(buf=b, num=4096), as pyasc "
                                      "1.1.1 spells it (it rejects len= for a TBuf)")
             count, length = 1, num
-        if not isinstance(length, int) or length <= 0:
+        if not isinstance(length, numbers.Integral) or length <= 0:
             raise core.error(op, f"buffer length must be a positive number of bytes, got {length!r}")
         target.name = _local_name(target, target.name)
         rounded = -(-length // 32) * 32
@@ -122,6 +123,7 @@ class TPipe(_Named):
         if self.buffers + count > MAX_BUFFERS_PER_PIPE:
             raise core.error(op, f"{target.name}: {self.buffers + count} buffers in one TPipe; at most "
                                  f"{MAX_BUFFERS_PER_PIPE} are allowed", kind="ub-overflow")
+        count, rounded = int(count), int(rounded)
         target.attach(self, [self.used + i * rounded for i in range(count)], rounded)
         self.used += asked
         self.buffers += count

@@ -23,7 +23,9 @@ NONEXISTENT = {
 
 
 def snake_case(name: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+    """Ascend C's CamelCase as pyasc and msopgen spell it: DataCopy -> data_copy, FusedAddScale ->
+    fused_add_scale; an acronym stays one word (ABCDef -> abc_def)."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
 
 
 NOT_SIMULATED = {

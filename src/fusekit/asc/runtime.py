@@ -151,9 +151,23 @@ class GmArray:
         self.name = name
         self.dtype = dtypes.from_numpy(array.dtype)
         self.source = array
-        native = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))  # the NPU is little-endian
-        self.data = native.reshape(-1).view(np.uint8).copy()
         self.length = array.size  # elements
+        self.data = np.empty(array.size * self.dtype.sizeof(), np.uint8)
+        self.load()
+
+    def load(self) -> None:
+        """Copy the argument in, in the NPU's (native, little-endian) byte order."""
+        self.data[:] = np.ascontiguousarray(self.source, dtype=self.dtype.np).reshape(-1).view(np.uint8)
+
+    def store(self) -> None:
+        """Copy the buffer back into the argument (numpy converts to its byte order).
+
+        Raises:
+            ValueError: the argument is read-only.
+        """
+        if not self.source.flags.writeable:
+            raise ValueError(f"argument {self.name} is read-only but the kernel wrote to it")
+        self.source[...] = self.data.view(self.dtype.np).reshape(self.source.shape)
 
 
 class ConstExpr:
@@ -354,9 +368,7 @@ def _copy_back(buffers, trace: Trace) -> None:
     written = {a.buffer for instr in trace for a in instr.writes}
     for gm in buffers:
         if gm.name in written:
-            if not gm.source.flags.writeable:
-                raise ValueError(f"argument {gm.name} is read-only but the kernel wrote to it")
-            gm.source[...] = gm.data.view(gm.source.dtype).reshape(gm.source.shape)
+            gm.store()
 
 
 def _run_cores(kernel: KernelFunction, block_dim: int, make_core: Callable[[int], Core], bound: dict,
@@ -370,8 +382,8 @@ def _run_cores(kernel: KernelFunction, block_dim: int, make_core: Callable[[int]
             log.clear()
             cores.clear()
             for gm in buffers:
-                gm.data[:] = np.ascontiguousarray(gm.source).reshape(-1).view(np.uint8)
-    _Scheduler(block_dim, make_core, body).run()
+                gm.load()
+    _Scheduler(list(indices), make_core, body).run()
 
 
 def _run_sequentially(indices, make_core: Callable[[int], Core], body: Callable[[], None]) -> None:
@@ -416,20 +428,22 @@ class _Aborted(BaseException):
 
 
 class _Scheduler:
-    """Runs cores one at a time in block order; ``sync_all`` passes the turn to the next core.
+    """Runs cores one at a time in ``order``; ``sync_all`` passes the turn to the next core.
 
     A core runs in a thread of its own so that it can stop in ``sync_all`` and resume later. Only
-    the thread holding the turn runs (each waits on its own Event), so the module-level current core
-    is always the right one and the shared lists below need no lock. Cores start in block order;
-    when every started core waits in ``sync_all``, they resume in block order.
+    the thread holding the turn runs (each waits on its own Event), so the thread-local current core
+    is set by whichever runs and the shared lists below need no lock. Cores start in ``order``
+    (block order, or reversed for race replay); when every started core waits in ``sync_all``,
+    they resume in that order.
     """
 
-    def __init__(self, block_dim: int, make_core: Callable[[int], Core], body: Callable[[], None]):
-        self.block_dim, self.make_core, self.body = block_dim, make_core, body
-        self.cores: list[Core | None] = [None] * block_dim
-        self.go: list[threading.Event] = []
+    def __init__(self, order: list[int], make_core: Callable[[int], Core], body: Callable[[], None]):
+        self.order, self.make_core, self.body = order, make_core, body
+        self.position = {core: k for k, core in enumerate(order)}
+        self.cores: dict[int, Core] = {}
+        self.go: dict[int, threading.Event] = {}
         self.threads: list[threading.Thread] = []
-        self.ready: list[int] = []    # released from a barrier, not yet resumed (block order)
+        self.ready: list[int] = []    # released from a barrier, not yet resumed
         self.waiting: list[int] = []  # in sync_all
         self.done: list[int] = []
         self.error: BaseException | None = None
@@ -448,11 +462,11 @@ class _Scheduler:
         """Give the turn to the next core to run, or end the launch."""
         if self.ready:
             self.go[self.ready.pop(0)].set()
-        elif len(self.go) < self.block_dim:
-            i = len(self.go)
-            self.go.append(threading.Event())
+        elif len(self.go) < len(self.order):
+            i = self.order[len(self.go)]
+            self.go[i] = threading.Event()
             self.threads.append(threading.Thread(target=self._core_main, args=(i,), daemon=True))
-            self.threads[i].start()
+            self.threads[-1].start()
             self.go[i].set()
         elif self.waiting and self.done:
             stuck = self.cores[self.waiting[0]].instrs[-1]  # its sync_all
@@ -461,7 +475,7 @@ class _Scheduler:
                                    "NPU the waiting cores hang. Every core must reach every sync_all",
                                    core=self.waiting[0], kind="deadlock", file=stuck.file, line=stuck.line))
         elif self.waiting:
-            self.ready, self.waiting = sorted(self.waiting), []
+            self.ready, self.waiting = sorted(self.waiting, key=self.position.__getitem__), []
             self._hand_over()
         else:
             self.finished.set()
@@ -496,7 +510,7 @@ class _Scheduler:
 
     def _fail(self, exc: BaseException) -> None:
         self.error = exc
-        for event in self.go:
+        for event in self.go.values():
             event.set()
         self.finished.set()
 

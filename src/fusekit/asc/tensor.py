@@ -40,6 +40,9 @@ class GlobalTensor:
         if not isinstance(addr, GlobalAddress):
             raise current("set_global_buffer").error(
                 "set_global_buffer", f"expected a GM address kernel argument (x + offset), got {addr!r}")
+        if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0):
+            raise current("set_global_buffer").error(
+                "set_global_buffer", f"size must be a non-negative element count, got {size!r}")
         self.gm, self.base, self.offset = addr.gm, addr.offset, addr.offset
         self.size = addr.gm.length - addr.offset if size is None else int(size)
 
@@ -125,7 +128,7 @@ class LocalTensor:
     def __init__(self, dtype, pos=None, addr: int = 0, tile_size: int = 0):
         core, op = current("LocalTensor"), "LocalTensor"
         dtype = dtypes.as_dtype(dtype)
-        if isinstance(addr, bool) or not isinstance(addr, (int, np.integer)) or addr < 0 or tile_size < 0:
+        if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0 for v in (addr, tile_size)):
             raise core.error(op, f"LocalTensor(dtype, pos, addr, tile_size) needs a byte address >= 0 and a length >= 0, "
                                  f"got addr={addr!r}, tile_size={tile_size!r}")
         if addr + tile_size * dtype.sizeof() > core.soc.ub_bytes:

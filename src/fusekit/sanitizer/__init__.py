@@ -47,8 +47,13 @@ def analyze(trace: Trace, *, error: KernelError | None = None, outputs=None) -> 
     return _analyze(trace, trace_order(trace), error, outputs)[0]
 
 
+def _names(outputs) -> "set[str] | None":
+    """outputs as a set of names (a single name may be given as a string)."""
+    return None if outputs is None else {outputs} if isinstance(outputs, str) else set(outputs)
+
+
 def _analyze(trace: Trace, orders, error, outputs) -> tuple[list[Finding], list]:
-    races, inits, pairs = scan(trace, orders, None if outputs is None else set(outputs))
+    races, inits, pairs = scan(trace, orders, _names(outputs))
     findings = [from_error(error)] if error is not None else []
     findings += block_overlaps(trace, orders) + races + inits + synccheck(trace)
     if error is not None or any(f.kind == "deadlock" for f in findings):
@@ -107,10 +112,8 @@ class Sanitizer:
     def _check_outputs(self, args: tuple, kwargs: dict) -> None:
         if self.outputs is None:
             return
-        if isinstance(self.outputs, str):
-            self.outputs = [self.outputs]
         arrays = _arrays_by_name(self.kernel, args, kwargs)
-        unknown = sorted(set(self.outputs) - set(arrays))
+        unknown = sorted(_names(self.outputs) - set(arrays))
         if unknown:
             raise ValueError(f"outputs={unknown} are not GM arguments of {self.kernel.fn.__name__}; its GM arguments "
                              f"are {', '.join(arrays) or 'none'}")

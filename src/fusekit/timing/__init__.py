@@ -81,13 +81,13 @@ class Profile:
     @property
     def kernel_time_us(self) -> float:
         """Predicted time of all launches, launch overheads included, in microseconds."""
-        return sum(launch.time_us for launch in self.launches)
+        return sum(run.time_us for run in self.launches)
 
     @property
     def gm_bytes(self) -> int:
         """Bytes moved between GM and UB by all cores."""
-        return sum(instr.nbytes for launch in self.launches for c in range(launch.trace.block_dim)
-                   for instr in launch.cores[c].instrs if instr.pipe in (Pipe.MTE2, Pipe.MTE3))
+        return sum(instr.nbytes for run in self.launches for c in range(run.trace.block_dim)
+                   for instr in run.cores[c].instrs if instr.pipe in (Pipe.MTE2, Pipe.MTE3))
 
     @property
     def bandwidth_gbps(self) -> float:
@@ -97,18 +97,17 @@ class Profile:
     def utilization(self) -> list[dict]:
         """One row per core (per launch) in msprof PipeUtilization.csv's columns."""
         rows = []
-        for index, launch in enumerate(self.launches):
-            for core, sched in enumerate(launch.cores):
+        for index, run in enumerate(self.launches):
+            for core, sched in enumerate(run.cores):
                 busy = _pipe_busy(sched, self.params)
                 total = sched.finish_us
-                ratio = (lambda t: round(t / total, 4) if total else 0.0)  # noqa: E731
                 rows.append({
                     "block_id": core, "aiv_time(us)": round(total, 4),
                     "aiv_total_cycles": round(total * self.params.clock_ghz * 1e3),
-                    "aiv_vec_time(us)": round(busy[Pipe.V], 4), "aiv_vec_ratio": ratio(busy[Pipe.V]),
-                    "aiv_scalar_time(us)": round(busy[Pipe.S], 4), "aiv_scalar_ratio": ratio(busy[Pipe.S]),
-                    "aiv_mte2_time(us)": round(busy[Pipe.MTE2], 4), "aiv_mte2_ratio": ratio(busy[Pipe.MTE2]),
-                    "aiv_mte3_time(us)": round(busy[Pipe.MTE3], 4), "aiv_mte3_ratio": ratio(busy[Pipe.MTE3]),
+                    "aiv_vec_time(us)": round(busy[Pipe.V], 4), "aiv_vec_ratio": _ratio(busy[Pipe.V], total),
+                    "aiv_scalar_time(us)": round(busy[Pipe.S], 4), "aiv_scalar_ratio": _ratio(busy[Pipe.S], total),
+                    "aiv_mte2_time(us)": round(busy[Pipe.MTE2], 4), "aiv_mte2_ratio": _ratio(busy[Pipe.MTE2], total),
+                    "aiv_mte3_time(us)": round(busy[Pipe.MTE3], 4), "aiv_mte3_ratio": _ratio(busy[Pipe.MTE3], total),
                     "launch_id": index,
                 })
         return rows
@@ -143,16 +142,16 @@ class Profile:
     def chrome_trace(self) -> dict:
         """The timeline in Chrome trace format: one process per core, one track (thread) per pipe, in us."""
         events, offset = [], 0.0
-        for launch in self.launches:
-            offset += launch.overhead_us
-            for core, sched in enumerate(launch.cores):
+        for run in self.launches:
+            offset += run.overhead_us
+            for core, sched in enumerate(run.cores):
                 for instr, pipe, start, end in zip(sched.instrs, sched.pipes, sched.start, sched.end):
                     ts, until = round(offset + start, 4), round(offset + end, 4)  # rounded ends keep a track free of overlaps
                     events.append({"name": f"{instr.op} {instr.file.rsplit('/', 1)[-1]}:{instr.line}", "ph": "X",
                                    "ts": ts, "dur": round(until - ts, 4), "pid": core, "tid": pipe,
                                    "args": {"bytes": instr.nbytes}})
-            offset += launch.makespan_us
-        cores = max((launch.trace.block_dim for launch in self.launches), default=0)
+            offset += run.makespan_us
+        cores = max((run.trace.block_dim for run in self.launches), default=0)
         for core in range(cores):
             events.append({"name": "process_name", "ph": "M", "pid": core, "args": {"name": f"aiv({core})"}})
             for index, pipe in enumerate(PIPES):
@@ -170,10 +169,17 @@ class Profile:
 
         Raises:
             ImportError: matplotlib is not installed (``pip install 'fusekit[plot]'``).
+            ValueError: nothing ran (no launches, e.g. n = 0).
         """
         from .plot import plot_profile
 
+        if not self.launches:
+            raise ValueError("nothing to plot: no kernel was launched (n = 0)")
         plot_profile(self, path, cores)
+
+
+def _ratio(busy: float, total: float) -> float:
+    return round(busy / total, 4) if total else 0.0
 
 
 def _pipe_busy(sched: CoreSchedule, params: TimingParams) -> dict[Pipe, float]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from fusekit.soc import get_soc
 
 from . import Profile, predict, workloads
+from .schedule import DMA_OPS
 
 ARTICLE_RATIO = 1.8
 
@@ -29,7 +30,13 @@ class Row:
 
 
 def rows(n: int, soc=None) -> list[Row]:
-    """The experiment's configurations at ``n`` float16 elements."""
+    """The experiment's configurations at ``n`` float16 elements.
+
+    Raises:
+        ValueError: n < 1.
+    """
+    if n < 1:
+        raise ValueError(f"the experiment needs at least one element, got {n}")
     cores = get_soc(soc).vector_cores
     run = lambda traces: predict(traces, soc)  # noqa: E731
     return [
@@ -60,5 +67,5 @@ def report(n: int, soc=None) -> str:
 def _tile_length(profile: Profile) -> int:
     """The largest transfer of the first core, in elements (its tile length)."""
     core = profile.launches[0].cores[0]
-    sizes = [i.count for i in core.instrs if i.op in ("data_copy", "data_copy_pad") and i.pipe.value == "MTE2"]
+    sizes = [i.count for i in core.instrs if i.op in DMA_OPS and i.pipe.value == "MTE2"]
     return max(sizes, default=0)

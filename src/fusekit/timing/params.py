@@ -9,6 +9,7 @@ calibration constrains (e.g. vector start-up cycles, which hide behind GM transf
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, fields
 from importlib import resources
@@ -80,7 +81,12 @@ def load(soc: "str | SoC | None" = None) -> TimingParams:
     Raises:
         ValueError: unknown SoC (see ``fusekit.soc``).
     """
-    spec = get_soc(soc)
+    return _load(get_soc(soc).name)
+
+
+@functools.lru_cache(maxsize=None)
+def _load(name: str) -> TimingParams:
+    spec = get_soc(name)
     text = resources.files("fusekit.timing").joinpath("socs", f"{spec.name}.json").read_text(encoding="utf-8")
     raw = json.loads(text)
     names = [f.name for f in fields(TimingParams) if f.name not in ("soc", "sources")]

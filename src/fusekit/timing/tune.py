@@ -42,8 +42,9 @@ def tune(n: int, dtype="float16", *, soc=None, precision: str | None = None, pro
     Raises:
         ValueError: n < 1, or a dtype / precision the SoC cannot run.
     """
-    if n < 1:
-        raise ValueError(f"size must be at least 1 to tune, got {n}")
+    if not 1 <= n <= tiling.MAX_LAUNCH_ELEMENTS:
+        raise ValueError(f"size must be in [1, {tiling.MAX_LAUNCH_ELEMENTS}] to tune (one launch's int32 lengths), "
+                         f"got {n}")
     spec = get_soc(soc)
     dt = dtypes.as_dtype(dtype)
     precision = resolve_precision(precision, dt, spec)
@@ -85,6 +86,6 @@ def _candidates(spec, dt, config: dict, plan: tiling.TilingData) -> dict[str, li
     unit = tiling.GM_ALIGN_BYTES // dt.sizeof()
     tiles = {unit * 2**k for k in range(1, 6)} | {24 * 1024 // dt.sizeof()}
     tiles |= {-(-plan.block_length // parts) // unit * unit or unit for parts in (2, 3)}
-    tiles.add(None)  # the default rule: the largest that fits UB, or half a small core's range
+    tiles.add(None)  # the default rule: the largest that fits UB
     cores = sorted({1, 2, 4, *range(8, spec.vector_cores + 1, 8), spec.vector_cores})
     return {"tile": sorted(tiles, key=lambda t: t or 1 << 40), "cores": cores, "buffer_num": [1, 2, 3, 4]}
