@@ -88,14 +88,15 @@ class Core:
 
     def record(self, op: str, pipe: Pipe, *, reads: tuple[Access, ...] = (), writes: tuple[Access, ...] = (),
                undefined: tuple[Access, ...] = (), sync: Sync | None = None, count: int = 0, nbytes: int = 0,
-               dtype: str = "", effect: Callable[[], None] | None = None) -> None:
+               dtype: str = "", effect: Callable[[], None] | None = None, repeats: int = 0,
+               cost: str = "") -> None:
         """Append an instruction to the Trace, then apply its memory ``effect`` (all checks are done by now).
 
         An executor (race replay) may instead hold the effect back and apply it later.
         """
         frame = kernel_frame()
         instr = Instr(self.idx, len(self.instrs), op, pipe, reads, writes, undefined, sync, count, nbytes, dtype,
-                      frame.f_code.co_filename if frame else "", frame.f_lineno if frame else 0)
+                      frame.f_code.co_filename if frame else "", frame.f_lineno if frame else 0, repeats, cost)
         self.instrs.append(instr)
         if self.executor is not None:
             self.executor.run(instr, effect)

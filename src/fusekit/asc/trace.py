@@ -93,6 +93,10 @@ class Instr:
         nbytes: bytes moved or processed.
         dtype: element type name, "" when not applicable.
         file / line: where the kernel source issued it.
+        repeats: vector repeats issued (one repeat = one 256 B beat, AD-API 高维切分.md); 0 when
+            not a vector instruction.
+        cost: the instruction's cost class for the timing model (a key of the SoC params'
+            vector cost table, e.g. ``"binary"``, ``"transcendental"``); "" = the default class.
     """
 
     core: int
@@ -108,6 +112,8 @@ class Instr:
     dtype: str = ""
     file: str = ""
     line: int = 0
+    repeats: int = 0
+    cost: str = ""
 
     @property
     def where(self) -> str:
