@@ -86,9 +86,10 @@ def test_comparison_allows_a_thousandth_of_mismatches_for_float16():
     assert not compare(actual, expected).passed
 
 
-def test_nan_against_number_is_a_mismatch_and_signed_zero_is_not_bit_identical():
+def test_nan_against_number_fails_outside_the_allowance_and_signed_zero_is_not_bit_identical():
     c = compare(np.array([np.nan], np.float32), np.array([1.0], np.float32))
-    assert c.mismatches == 1 and c.max_abs_err == np.inf
+    assert c.mismatches == 0 and c.invalid == 1 and not c.passed and c.reasons == (("nan", 1),)
+    assert "NaN where the exact result is a number" in c.reason()
     z = compare(np.array([-0.0], np.float32), np.array([0.0], np.float32))
     assert z.passed and not z.bit_identical
 
@@ -99,3 +100,24 @@ def test_tolerances_and_shape_errors():
         tolerance("int32")
     with pytest.raises(ValueError, match="cannot compare"):
         compare(np.ones(3, np.float16), np.ones(4, np.float16))
+
+
+def test_round_once_settles_a_float64_value_on_a_tie_from_the_exact_value():
+    from fusekit.verify import round_once
+
+    tie = 1 + 2**-11  # halfway between float16 1 and 1 + 2^-10
+    exact = {0: Fraction(tie) + Fraction(1, 2**70), 1: Fraction(tie) - Fraction(1, 2**70), 2: Fraction(tie)}
+    got = round_once(np.full(3, tie), np.float16, lambda index: [exact[int(i)] for i in index])
+    assert got.tolist() == [1 + 2**-10, 1.0, 1.0]  # above: up; below: down; the tie itself: to even
+    # bfloat16 (p = 8): 1 + 2^-8 is a tie; the same holds through float32 rounded to odd
+    got = round_once(np.full(2, 1 + 2**-8), ml_dtypes.bfloat16,
+                     lambda index: [Fraction(1 + 2**-8) + (Fraction(1, 2**80) if i == 0 else 0) for i in index])
+    assert [float(v) for v in got] == [1 + 2**-7, 1.0]
+
+
+def test_round_once_overflows_exactly_at_the_threshold():
+    from fusekit.verify import round_once
+
+    exact = [Fraction(65520) - Fraction(1, 2**60), Fraction(65520)]  # just below max + ulp/2, and on it
+    got = round_once(np.full(2, 65520.0), np.float16, lambda index: [exact[int(i)] for i in index])
+    assert got.tolist() == [65504.0, np.inf]

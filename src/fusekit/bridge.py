@@ -13,6 +13,7 @@ runs Triton kernels by rebinding the language module. So:
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib
 import inspect
 import sys
@@ -54,8 +55,8 @@ def rebound(asc_module: types.ModuleType):
     """While inside, ``from fusekit import asc`` and ``import asc`` both give ``asc_module``.
 
     For fusekit's simulator, pyasc's host-side modules that kernel files import next to ``asc``
-    (``asc.runtime.config`` for ``set_platform``, ``asc.lib.runtime`` for ``current_stream``) are
-    stand-ins that do nothing. Every ``asc`` entry of ``sys.modules`` is restored afterwards.
+    (``asc.runtime.config``, ``asc.lib.runtime``, ``asc.lib.host``, ``asc.language``) are the
+    stand-ins of :mod:`fusekit.pyasc_shim`. Every ``asc`` entry of ``sys.modules`` is restored afterwards.
     """
     _lock.acquire()  # the binding is process-wide: one rebinding at a time
     saved_attr = fusekit.asc
@@ -76,28 +77,17 @@ def rebound(asc_module: types.ModuleType):
 
 
 def _simulator_package() -> tuple[types.ModuleType, dict[str, types.ModuleType]]:
-    """An ``asc`` package made of fusekit.asc's API plus stand-ins for pyasc's host modules, which
-    do nothing on the simulator: the names exist, the calls return None."""
-    import enum
+    """An ``asc`` package made of fusekit.asc's API plus the stand-ins for pyasc's host modules
+    (:mod:`fusekit.pyasc_shim`: ``asc.runtime.config``, ``asc.lib.runtime``, ``asc.lib.host``,
+    ``asc.language.core.struct`` / ``.dtype``)."""
+    from fusekit import pyasc_shim
 
-    def module(name: str, **attrs) -> types.ModuleType:
-        m = types.ModuleType(name)
-        m.__dict__.update(attrs)
-        return m
-
-    config = module("asc.runtime.config",
-                    Backend=enum.Enum("Backend", {"Model": "Model", "NPU": "NPU"}),
-                    Platform=enum.Enum("Platform", {s: s for s in ("Ascend910B1", "Ascend910B2", "Ascend910B3",
-                                                                   "Ascend910B4")}),
-                    KernelType=enum.Enum("KernelType", "AIV_ONLY AIC_ONLY MIX_AIV_HARD_SYNC MIX_AIC_HARD_SYNC"),
-                    set_platform=lambda *args, **kwargs: None)
-    lib_runtime = module("asc.lib.runtime", current_stream=lambda: None, set_device=lambda *a: None,
-                         synchronize=lambda *a: None)
-    stand_ins = {"asc.runtime": module("asc.runtime", config=config), "asc.runtime.config": config,
-                 "asc.lib": module("asc.lib", runtime=lib_runtime), "asc.lib.runtime": lib_runtime}
-    package = module("asc", __getattr__=fusekit_asc.__getattr__, __path__=[],
-                     **{name: getattr(fusekit_asc, name) for name in fusekit_asc.__all__},
-                     runtime=stand_ins["asc.runtime"], lib=stand_ins["asc.lib"])
+    stand_ins = pyasc_shim.modules()
+    package = types.ModuleType("asc")
+    package.__dict__.update({name: getattr(fusekit_asc, name) for name in fusekit_asc.__all__},
+                            __getattr__=fusekit_asc.__getattr__, __path__=[],
+                            runtime=stand_ins["asc.runtime"], lib=stand_ins["asc.lib"],
+                            language=stand_ins["asc.language"])
     return package, stand_ins
 
 
@@ -172,5 +162,8 @@ def simulate(kernel, name: str | None = None) -> fusekit_asc.KernelFunction:
     module = load_rebound(path, fusekit_asc)
     found = getattr(module, name, None)
     if not isinstance(found, fusekit_asc.KernelFunction):
-        raise ValueError(f"{path} has no @asc.jit kernel named {name!r}")
+        kernels = sorted(k for k, v in vars(module).items() if isinstance(v, fusekit_asc.KernelFunction))
+        close = difflib.get_close_matches(name, kernels, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"{path} has no @asc.jit kernel named {name!r}{hint} (its kernels: {', '.join(kernels) or 'none'})")
     return found

@@ -24,7 +24,7 @@ from fusekit.asc import dtypes
 from fusekit.bridge import PyascMissing, pyasc_kernel, require_pyasc
 from fusekit.files import write_atomic
 
-__all__ = ["EMITTABLE", "Emitted", "PyascMissing", "emit", "kernels_of"]
+__all__ = ["EMITTABLE", "Emitted", "PyascMissing", "KernelFile", "emit", "emit_file", "kernel_file", "kernels_of"]
 
 EXAMPLE_ELEMENTS = 2**24  # the tiling's constants of a large input
 EMITTABLE = ("float16", "float32")  # pyasc 1.1.1's floating dtypes (no bfloat16)
@@ -53,6 +53,91 @@ class Emitted:
     files: list[Path] = field(default_factory=list)
 
 
+@dataclass
+class KernelFile:
+    """A user's kernel to emit: ``FILE:KERNEL`` resolved and its compile-time constants fixed.
+
+    Attributes:
+        path: the kernel's Python file.
+        kernel: the kernel, loaded on fusekit's simulator (its source is what pyasc traces).
+        constants: every ``asc.ConstExpr`` parameter's value.
+        scalars: values given for runtime parameters (tracing does not need them; kept for the record).
+    """
+
+    path: Path
+    kernel: object
+    constants: dict
+    scalars: dict
+
+
+def parse_target(text: str) -> "tuple[Path, str | None] | None":
+    """``FILE:KERNEL`` or ``FILE.py`` -> (path, kernel name or None); a shipped operator's name -> None."""
+    if ":" in text:
+        path, _, name = text.rpartition(":")
+        if not name.isidentifier():
+            raise ValueError(f"{text!r}: expected FILE:KERNEL with KERNEL a Python name, e.g. my_kernel.py:scale_kernel")
+        return Path(path), name
+    if text.endswith(".py") or "/" in text or Path(text).exists():
+        return Path(text), None
+    return None
+
+
+def kernel_file(path: "str | Path", kernel: str | None = None, args: dict | None = None, *, dtype: str = "float16",
+                buffer_num: int = 2, tile_length: int | None = None) -> KernelFile:
+    """Load the kernel ``kernel`` of ``path`` (on fusekit's simulator, so this works without pyasc)
+    and fix its compile-time constants: ``args`` by name, else TILE_LENGTH / BUFFER_NUM / CAST_FP32
+    from :func:`constants_of`.
+
+    Raises:
+        fusekit.check.CheckError (a ValueError): no such file or kernel, an unknown parameter in
+            ``args``, or a ConstExpr parameter with no value.
+    """
+    from fusekit.asc.runtime import annotation_text
+    from fusekit.check import CheckError, _check_names, _load, _op_info, _pick_kernel
+
+    path, args = Path(path), dict(args or {})
+    fn, _ = _pick_kernel(_load(path), kernel, _op_info(path), path)
+    params = inspect.signature(fn.fn).parameters
+    _check_names(fn, params, [], None, args)
+    known = {k.replace("_", "").lower(): v for k, v in
+             constants_of(fn, dtype, buffer_num, tile_length, "native").items()}
+    constants = {}
+    for name, param in params.items():
+        if "ConstExpr" not in annotation_text(param):
+            continue
+        if name in args:
+            constants[name] = args[name]
+        elif name.replace("_", "").lower() in known:
+            constants[name] = known[name.replace("_", "").lower()]
+        else:
+            raise CheckError(f"{fn.fn.__name__}'s compile-time constant {name!r} has no value; pass it with --arg "
+                             f"{name}=VALUE")
+    return KernelFile(path, fn, constants, {k: v for k, v in args.items() if k not in constants})
+
+
+def emit_file(target: KernelFile, dtype: str = "float16", *, out_dir: "str | Path | None" = None) -> Emitted:
+    """Trace a user's kernel (see :func:`kernel_file`) with pyasc; like :func:`emit` for one kernel.
+
+    Raises:
+        PyascMissing: pyasc is not installed.
+        ValueError: a dtype pyasc cannot trace.
+    """
+    _check_dtype(dtype)
+    asc = require_pyasc()
+    with _no_pyasc_cache():
+        result = _trace(asc, target.kernel, dtype, target.constants, target.scalars)
+    if out_dir is not None:
+        result.files = _write(Path(out_dir), result)
+    return result
+
+
+def _check_dtype(dtype: str) -> None:
+    if dtype not in EMITTABLE:
+        raise ValueError(f"pyasc 1.1.1 cannot trace {dtype} kernels (it has no bfloat16); emit one of "
+                         f"{', '.join(EMITTABLE)}. On the NPU, bfloat16 inputs would need a float32 kernel "
+                         "and host casts")
+
+
 def kernels_of(op: str) -> list:
     """The fusekit kernels an operator launches, in launch order."""
     if op == "fused_add_scale":
@@ -77,18 +162,15 @@ def emit(op: str = "fused_add_scale", dtype: str = "float16", *, out_dir: "str |
         PyascMissing: pyasc is not installed (the message has the install command).
         ValueError: unknown op, a dtype pyasc cannot trace (bfloat16) or a bad tiling parameter.
     """
-    if dtype not in EMITTABLE:
-        raise ValueError(f"pyasc 1.1.1 cannot trace {dtype} kernels (it has no bfloat16); emit one of "
-                         f"{', '.join(EMITTABLE)}. On the NPU, bfloat16 inputs would need a float32 kernel "
-                         "and host casts")
+    _check_dtype(dtype)
     if precision not in ("native", "fp32"):
         raise ValueError(f"precision must be 'native' or 'fp32', got {precision!r}")
-    kernels = kernels_of(op)
-    asc = require_pyasc()
+    plans = [(kernel, constants_of(kernel, dtype, buffer_num, tile_length, precision)) for kernel in kernels_of(op)]
+    asc = require_pyasc()  # after the arguments are known good, so their errors show without pyasc
     results = []
     with _no_pyasc_cache():
-        for kernel in kernels:
-            results.append(_trace(asc, kernel, dtype, constants_of(kernel, dtype, buffer_num, tile_length, precision)))
+        for kernel, constants in plans:
+            results.append(_trace(asc, kernel, dtype, constants))
     if out_dir is not None:
         for result in results:
             result.files = _write(Path(out_dir), result)
@@ -107,7 +189,7 @@ def constants_of(kernel, dtype: str, buffer_num: int, tile_length: int | None, p
                                                                          else {})
 
 
-def _trace(asc, kernel, dtype: str, constants: dict) -> Emitted:
+def _trace(asc, kernel, dtype: str, constants: dict, scalars: dict | None = None) -> Emitted:
     from asc.codegen.function_visitor import CodegenOptions
     from asc.codegen.specialization import Specialization
     from asc.common.compat import get_annotations
@@ -120,6 +202,8 @@ def _trace(asc, kernel, dtype: str, constants: dict) -> Emitted:
         text = str(param.annotation)
         if name in constants:
             args[name] = constants[name]
+        elif scalars and name in scalars:
+            args[name] = scalars[name]
         elif "GlobalAddress" in text:
             args[name] = MockTensor(getattr(asc, dtype))
         elif "float" in text:

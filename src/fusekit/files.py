@@ -38,3 +38,33 @@ def _read_umask() -> int:
 
 
 _UMASK = _read_umask()
+
+
+def write_problem(path: "str | Path", *, directory: bool = False) -> str | None:
+    """Why ``path`` cannot be written, or None; checked before a long run, so it fails at once.
+
+    ``directory``: ``path`` is a directory to create (with its missing parents) or to write into;
+    else it is a file written atomically (a temporary file in its directory, then a rename), which
+    needs its directory to exist and be writable, not the file itself.
+    """
+    path = Path(path)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))  # followed, as write_atomic does
+    if directory:
+        if path.exists() and not path.is_dir():
+            return f"{path} is a file, not a directory"
+        start = path
+    else:
+        if path.is_dir():
+            return f"{path} is a directory; give a file name in it"
+        start = path.parent
+    existing = start
+    while not existing.exists():  # the nearest ancestor that exists decides
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is a file, not a directory"
+    if existing != start and not directory:
+        return f"directory {start} does not exist"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"directory {existing} is not writable (permission denied)"
+    return None

@@ -1,29 +1,58 @@
 """Happens-before over a Trace: which instruction is certainly finished before another starts.
 
-The pipes of an AIV core (S, V, MTE2, MTE3) run concurrently; each executes its own
-instructions in order. Apart from that, only synchronisation orders instructions
-(``docs/ascendc-model.md``, "TPipe / TQue / TBuf and implicit synchronisation"; AD-API 核内同步):
+The rules, each with its source (AD-API = asc-devkit ``docs/zh/api/SIMD-API/基础API/同步控制/核内同步/``;
+AD-G = ``docs/zh/guide/``):
 
-- the V and S pipes see their own earlier results (a vector instruction reads what the previous
-  one wrote). The MTE pipes may overlap consecutive transfers: back-to-back DataCopy with
-  overlapping destinations needs ``PipeBarrier<PIPE_MTE2>`` / ``<PIPE_MTE3>`` (``docs/ascendc-model.md``,
-  "Data movement"), so an MTE transfer is ordered after an earlier one of its pipe only by a
-  ``pipe_barrier`` of that pipe or a chain of syncs;
-- a scalar ``get_value`` returns its value before the next instruction is issued, so it happens
-  before everything after it in program order;
-- a **set** on pipe P (``set_flag``, ``enque``, ``free_tensor``) completes once every earlier P
-  instruction has; the matching **wait** on pipe Q (``wait_flag``, ``deque``, ``alloc_tensor``)
-  holds every later Q instruction until then. Sets and waits pair in order per event: the n-th
-  wait of an event takes the n-th set. The first ``alloc_tensor`` of a buffer waits for nothing;
-- ``pipe_barrier(PIPE_ALL)`` and ``sync_all`` order everything before them before everything
-  after them; ``pipe_barrier`` of one pipe orders that pipe's earlier instructions before its later ones;
-- across cores only ``sync_all`` orders anything: an access in epoch e (after the core's e-th
-  ``sync_all``) happens before every access of another core in a later epoch.
+1. **Queues and pipes.** The scalar unit (PIPE_S) executes scalar instructions itself and issues
+   every other instruction, in program order, into the queue of its pipe (V, MTE2, MTE3); the
+   pipes run concurrently (AD-G 编程指南/高级编程/硬件实现/基本架构.md, "典型的指令流"; AD-API
+   核内同步能力概述.md). Scalar instructions keep their own order: "Scalar流水之间的同步由硬件自动保证",
+   so there is no ``PipeBarrier<PIPE_S>`` (AD-API PipeBarrier(ISASI).md, 约束说明).
+2. **One pipe is in order but overlaps.** Instructions of one queue start in order, "but that does
+   not mean the previous one has finished when the next starts"; ``PipeBarrier<pipe>`` makes every
+   read and write of the earlier ones complete first (基本架构.md; PipeBarrier(ISASI).md). So two
+   dependent instructions of one pipe are ordered only by a barrier (or a chain of syncs):
+   - PIPE_V: the PipeBarrier page's example is ``Add(d, a, b)`` then ``Mul(e, d, c)``. With
+     automatic synchronisation (``--cce-auto-sync``, on by default in kernel-launch and custom
+     operator projects, and pyasc's ``@asc.jit(auto_sync=True)`` default) the compiler inserts that
+     ``PipeBarrier<PIPE_V>`` (PipeBarrier(ISASI).md, 调用示例 note; 关键特性说明.md, 表3: PIPE_V ->
+     PIPE_V "支持"). ``auto_sync=True`` therefore treats PIPE_V as in order; ``auto_sync=False``
+     does not, and a dependent pair with no barrier is a race.
+   - The same compiler pass inserts the flags between a scalar tensor access and a dependent
+     instruction of PIPE_V, PIPE_MTE2 or PIPE_MTE3, both ways (关键特性说明.md, 表3: S <-> V, MTE2,
+     MTE3 "支持"), for the scalar interfaces it lists: LocalTensor GetValue / SetValue and
+     GlobalTensor GetValue, not GlobalTensor SetValue (使用约束); AD-G 技术附录/.../Scalar读写数据.md:
+     with automatic synchronisation "不需要手动插入同步事件". ``auto_sync=True`` orders those pairs.
+   - PIPE_MTE2 / PIPE_MTE3: transfers with overlapping destinations need ``PipeBarrier<PIPE_MTE2>``
+     / ``<PIPE_MTE3>`` from the developer even with automatic synchronisation on: 关键特性说明.md,
+     "支持的同步类型 / 单流水同步": "PIPE_MTE2/PIPE_MTE3在搬运地址有重叠的情况下需要开发者插入同步",
+     and 表3 has no MTE2 -> MTE2 or MTE3 -> MTE3 entry. They are never in order here.
+3. **Flags.** A set on pipe P (``set_flag``, ``enque``, ``free_tensor``) executes once every
+   earlier P instruction has completed its reads and writes; the matching wait on pipe Q
+   (``wait_flag``, ``deque``, ``alloc_tensor``) blocks Q's later instructions until then
+   (AD-API 核内同步能力概述.md, SetFlag/WaitFlag; the framework's EnQue/DeQue, AllocTensor/FreeTensor
+   are such pairs: AD-G TPipe-TQue框架编程原理.md). The n-th wait of an event takes the n-th set; the
+   first ``alloc_tensor`` of a buffer waits for nothing.
+4. **A blocked scalar unit blocks everything.** Because the scalar unit issues every later
+   instruction (rule 1), whatever stalls it stalls the issue of every later instruction on every
+   pipe (``docs/ascendc-model.md``, "The scalar unit issues everything"):
+   - a wait whose destination pipe is S (``HardEvent.MTE2_S``, ``V_S``, ``MTE3_S``): everything
+     after it in program order, on any pipe, happens after what the wait waited for (the producer
+     pipe's instructions before the set);
+   - a scalar read (``get_value`` of UB or GM, any PIPE_S instruction that reads memory): its value
+     is needed before the scalar unit goes on, so it, and the scalar instructions before it, happen
+     before everything after it;
+   - ``pipe_barrier(PIPE_ALL)`` "waits for every earlier instruction of every pipe" (PipeBarrier(ISASI).md,
+     约束说明) and ``sync_all`` waits for the core's earlier instructions: both order everything
+     before them before everything after them.
+5. **Across cores** only ``sync_all`` and ``cross_core_wait_flag`` (mode 0: all AIV cores) order anything: an access in epoch e (after the core's e-th
+   ``sync_all``) happens before every access of another core in a later epoch.
 
 Each instruction gets a **clock**: for every pipe, how many of that pipe's instructions are known
 to be finished when it starts. ``a`` happens before ``b`` (same core, ``a`` first in program
-order) when both are on the V or S pipe, or when ``b``'s clock covers ``a``'s position on its pipe.
-The sanitizer checks accesses against these edges; the timing model schedules along them.
+order) when both are on a pipe kept in order (S; V with ``auto_sync``), or when ``b``'s clock
+covers ``a``'s position on its pipe. The sanitizer checks accesses against these edges; the timing
+model schedules along them.
 """
 
 from __future__ import annotations
@@ -35,7 +64,9 @@ from fusekit.asc.trace import Instr, Pipe, SyncKind
 
 PIPES = (Pipe.S, Pipe.V, Pipe.MTE2, Pipe.MTE3)
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
-IN_ORDER = (PIPE_INDEX[Pipe.S], PIPE_INDEX[Pipe.V])  # pipes whose instructions see their predecessors' results
+S = PIPE_INDEX[Pipe.S]
+IN_ORDER = (S, PIPE_INDEX[Pipe.V])  # pipes kept in order with automatic synchronisation (rule 2)
+IN_ORDER_MANUAL = (S,)               # ... and without it (auto_sync=False)
 
 
 @dataclass
@@ -50,6 +81,10 @@ class CoreOrder:
         matched: per wait instruction, the index of the set it pairs with (absent: none).
         hung: per instruction, whether it comes after a ``wait_flag`` that no earlier ``set_flag``
             releases: that pipe hangs and with it the kernel, so on the NPU it never completes.
+        in_order: pipe indices whose dependent instructions need no barrier (rule 2): S, and V
+            when the kernel is built with automatic synchronisation.
+        auto_scalar: per instruction, whether it is a scalar tensor access that automatic
+            synchronisation orders against the other pipes (rule 2; all False without auto_sync).
     """
 
     pipe: list[int]
@@ -58,15 +93,44 @@ class CoreOrder:
     epoch: list[int]
     matched: dict[int, int]
     hung: list[bool]
+    in_order: tuple[int, ...] = IN_ORDER
+    auto_scalar: "list[bool] | None" = None
 
     def before(self, a: int, b: int) -> bool:
         """Whether instruction ``a`` finishes before instruction ``b`` starts (``a`` precedes ``b`` in program order)."""
-        pa = self.pipe[a]
-        return (pa == self.pipe[b] and pa in IN_ORDER) or self.clock[b][pa] > self.seq[a]
+        pa, pb = self.pipe[a], self.pipe[b]
+        if (pa == pb and pa in self.in_order) or self.clock[b][pa] > self.seq[a]:
+            return True
+        # automatic synchronisation puts a flag pair between a scalar tensor access and another pipe
+        return self.auto_scalar is not None and (pa == S) != (pb == S) and (self.auto_scalar[a] or self.auto_scalar[b])
 
 
-def core_order(instrs: list[Instr]) -> CoreOrder:
-    """Compute clocks for one core's instructions (program order)."""
+def blocks_issue(instr: Instr) -> bool:
+    """Whether ``instr`` stalls the scalar unit, and with it the issue of every later instruction (rule 4)."""
+    if instr.pipe is not Pipe.S:
+        return False
+    sync = instr.sync
+    if sync is not None:
+        return sync.kind is SyncKind.WAIT or sync.kind is SyncKind.ALL
+    return bool(instr.reads)  # a scalar load: its value is needed before the next instruction
+
+
+AUTO_SYNCED_SCALAR_OPS = ("get_value", "set_value")  # 关键特性说明.md, cce-auto-sync 使用约束
+
+
+def auto_synced(instr: Instr) -> bool:
+    """Whether automatic synchronisation orders this scalar access against the other pipes (rule 2):
+    LocalTensor get_value / set_value and GlobalTensor get_value; GlobalTensor set_value is not in the list."""
+    return (instr.pipe is Pipe.S and instr.op in AUTO_SYNCED_SCALAR_OPS
+            and not any(w.mem.value == "GM" for w in instr.writes))
+
+
+def core_order(instrs: list[Instr], auto_sync: bool = True) -> CoreOrder:
+    """Compute clocks for one core's instructions (program order).
+
+    ``auto_sync``: the kernel is built with automatic synchronisation (rule 2; default, as CANN's
+    projects and pyasc build), so dependent PIPE_V instructions are ordered without a barrier.
+    """
     issued = [0, 0, 0, 0]                       # instructions issued per pipe
     know = [[0, 0, 0, 0] for _ in PIPES]        # know[p][q]: q-instructions finished before p's next one
     pending: dict[tuple, deque] = defaultdict(deque)
@@ -82,29 +146,35 @@ def core_order(instrs: list[Instr]) -> CoreOrder:
         clock.append(tuple(know[p]))
         epoch.append(passed)
         sync = instr.sync
-        if instr.op == "get_value":
-            for k in know:
-                k[p] = max(k[p], issued[p])
-        if sync is None:
-            continue
-        if sync.kind is SyncKind.SET:
-            token = list(know[p])
-            token[p] = issued[p]
-            pending[sync.event].append((i, token))
-        elif sync.kind is SyncKind.WAIT and pending[sync.event]:
-            j, token = pending[sync.event].popleft()
-            matched[i] = j
-            know[p] = [max(x, y) for x, y in zip(know[p], token)]
-        elif sync.kind is SyncKind.WAIT and sync.event[0] == "flag":
-            stuck = True
-        elif sync.kind is SyncKind.ALL or (sync.kind is SyncKind.BARRIER and sync.event == ("PIPE_ALL",)):
-            passed += sync.kind is SyncKind.ALL
-            know = [list(issued) for _ in PIPES]
-        elif sync.kind is SyncKind.BARRIER:
-            know[p][p] = issued[p]
-    return CoreOrder(pipe, seq, clock, epoch, matched, hung)
+        if sync is not None:
+            if sync.kind is SyncKind.WAIT and sync.event[:1] == ("cross_core",):
+                passed += 1  # rule 5: a cross-core wait (crosscore.py) orders the cores as sync_all does
+            if sync.kind is SyncKind.SET:
+                token = list(know[p])
+                token[p] = issued[p]
+                pending[sync.event].append((i, token))
+            elif sync.kind is SyncKind.WAIT and pending[sync.event]:
+                j, token = pending[sync.event].popleft()
+                matched[i] = j
+                know[p] = [max(x, y) for x, y in zip(know[p], token)]
+            elif sync.kind is SyncKind.WAIT and sync.event[0] == "flag":
+                stuck = True
+            elif sync.kind is SyncKind.ALL or (sync.kind is SyncKind.BARRIER and sync.event == ("PIPE_ALL",)):
+                passed += sync.kind is SyncKind.ALL
+                know = [list(issued) for _ in PIPES]
+            elif sync.kind is SyncKind.BARRIER:
+                know[p][p] = issued[p]
+        if blocks_issue(instr):  # rule 4: what the scalar unit knows now, every later instruction knows
+            done = list(know[S])
+            if sync is None:  # a scalar load has returned, and the scalar instructions before it
+                done[S] = issued[S]
+            know = [[max(x, y) for x, y in zip(k, done)] for k in know]
+    if not auto_sync:
+        return CoreOrder(pipe, seq, clock, epoch, matched, hung, IN_ORDER_MANUAL)
+    return CoreOrder(pipe, seq, clock, epoch, matched, hung, IN_ORDER, [auto_synced(i) for i in instrs])
 
 
 def trace_order(trace) -> list[CoreOrder]:
-    """:func:`core_order` of every core of a Trace."""
-    return [core_order(instrs) for instrs in trace.cores]
+    """:func:`core_order` of every core of a Trace (with the launch's ``auto_sync``)."""
+    auto_sync = getattr(trace, "auto_sync", True)
+    return [core_order(instrs, auto_sync) for instrs in trace.cores]

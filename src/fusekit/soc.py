@@ -12,26 +12,39 @@ Every number carries its source. Tags as in ``docs/ascendc-model.md``:
 
 from __future__ import annotations
 
+import collections.abc
 import difflib
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
-_ALL_FLOAT = frozenset({"float16", "float32"})
-_ARITH = frozenset({"float16", "float32", "int16", "int32"})
 
-# Dtypes each vector instruction accepts on arch 2201, from the "支持的数据类型" table of each
-# instruction's AD-API page (基础算术/Add.md, Div.md, Muls.md, Relu.md, Exp.md, Duplicate.md, ...).
-# bfloat16 arithmetic is absent on A2: kernels cast to float32 first.
-_VECTOR_DTYPES_2201 = {
-    **{op: _ARITH for op in ("add", "sub", "mul", "max", "min", "adds", "muls", "maxs", "mins")},
-    "div": _ALL_FLOAT,
-    **{op: _ALL_FLOAT for op in ("exp", "ln", "sqrt", "rsqrt", "reciprocal", "abs")},
-    "relu": frozenset({"float16", "float32", "int32"}),
-    "duplicate": frozenset({"float16", "bfloat16", "float32", "int16", "uint16", "int32", "uint32"}),
-}
-# Arch 2002 (310P) has no bfloat16 at all (AD-API product support tables).
-_VECTOR_DTYPES_2002 = {op: dts - {"bfloat16"} for op, dts in _VECTOR_DTYPES_2201.items()}
+
+class _VectorDtypes(collections.abc.Mapping):
+    """Vector instruction name -> dtype names it accepts on one architecture.
+
+    A read-only view of the instruction specs (``fusekit.asc.basic``: each spec carries the
+    "数据类型" table of its AD-API page per architecture), so the table has one source.
+    """
+
+    def __init__(self, arch: str):
+        self.arch = arch
+
+    def _table(self) -> Mapping[str, frozenset]:
+        from fusekit.asc.basic.spec import dtype_table  # late: the specs import this module's users
+
+        import fusekit.asc.basic  # noqa: F401 - registers every family
+
+        return dtype_table(self.arch)
+
+    def __getitem__(self, op: str) -> frozenset:
+        return self._table()[op]
+
+    def __iter__(self):
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
 
 
 @dataclass(frozen=True)
@@ -50,7 +63,11 @@ class SoC:
         clock_ghz: AI core clock in GHz.
         gm_bandwidth_gbps: peak GM (HBM/DDR) bandwidth of the chip in GB/s.
         data_copy_pad: whether ``DataCopyPad`` exists.
-        vector_dtypes: vector instruction name -> dtype names it accepts.
+        vector_dtypes: vector instruction name -> dtype names it accepts (a view of the specs in
+            ``fusekit.asc.basic``).
+        overflow_modes: the float overflow modes the vector unit supports (``fusekit.asc.overflow``:
+            ``"inf_nan"`` IEEE 754, ``"saturation"``).
+        overflow_default: the mode a kernel runs in unless the launch picks another.
         sources: attribute name -> where the number comes from.
     """
 
@@ -63,6 +80,8 @@ class SoC:
     gm_bandwidth_gbps: float
     data_copy_pad: bool
     vector_dtypes: Mapping[str, frozenset] = field(repr=False)
+    overflow_modes: tuple[str, ...]
+    overflow_default: str
     sources: Mapping[str, str] = field(repr=False)
 
     def supports(self, op: str, dtype_name: str) -> bool:
@@ -80,7 +99,9 @@ def _a2(name: str, vector_cores: int, cores_source: str) -> SoC:
         clock_ghz=1.85,
         gm_bandwidth_gbps=1600.0,
         data_copy_pad=True,
-        vector_dtypes=MappingProxyType(_VECTOR_DTYPES_2201),
+        vector_dtypes=_VectorDtypes("2201"),
+        overflow_modes=("inf_nan", "saturation"),
+        overflow_default="inf_nan",
         sources=MappingProxyType({
             "arch": "AD-G 架构规格/NPU架构版本2201.md (Atlas A2 = arch 2201)",
             "vector_cores": cores_source,
@@ -89,10 +110,20 @@ def _a2(name: str, vector_cores: int, cores_source: str) -> SoC:
             "clock_ghz": "AD examples 05_best_practices/00_vector_compute/add_high_performance/README.md (~1.85 GHz)",
             "gm_bandwidth_gbps": "AD matmul best-practice README: A2 HBM about 1.6-1.8 TB/s (low end taken)",
             "data_copy_pad": "AD-API DataCopyPad（GMToUB非对齐数据搬运）.md: supported on Atlas A2/A3",
+            "overflow_modes": _OVERFLOW_A2,
         }),
     )
 
 
+# Float overflow modes (fusekit.asc.overflow). hiascend INF_NAN_MODE_ENABLE
+# (https://hiascend.com/document/detail/zh/Pytorch/600/apiref/Envvariables/Envir_004.html): saturation
+# mode sets Inf to the dtype's max and NaN to 0; Atlas A2/A3 default to INF_NAN and can be set to
+# saturation; Atlas training / inference (310P) / 200I-500 A2 support saturation only. TF adapter
+# set_device_sat_mode (https://www.hiascend.com/document/detail/zh/TensorFlowCommercial/latest/migration/
+# tfmigr1/tfmigr1_tfadapi_0094.html): A2/A3 support both, default INF/NaN.
+_OVERFLOW_A2 = ("hiascend INF_NAN_MODE_ENABLE (Pytorch 600 Envir_004) and TF adapter set_device_sat_mode: "
+                "A2/A3 default INF_NAN, saturation supported")
+_OVERFLOW_310P = "hiascend INF_NAN_MODE_ENABLE (Pytorch 600 Envir_004): Atlas inference products support saturation only"
 _A2_48 = "ATC --aicore_num doc quoting platform_config .ini: cube_core_cnt=24, vector_core_cnt=48 (910B1/910B2, 3p per SKU)"
 _A2_40 = "3p, quoting CANN platform_config .ini: 20 AIC / 40 AIV on 910B3/910B4"
 
@@ -110,7 +141,9 @@ SOCS: Mapping[str, SoC] = MappingProxyType({
         clock_ghz=1.08,
         gm_bandwidth_gbps=204.8,
         data_copy_pad=False,
-        vector_dtypes=MappingProxyType(_VECTOR_DTYPES_2002),
+        vector_dtypes=_VectorDtypes("2002"),
+        overflow_modes=("saturation",),
+        overflow_default="saturation",
         sources=MappingProxyType({
             "arch": "AD-G 架构规格 (Atlas inference series = arch 2002)",
             "vector_cores": "docs/ascendc-model.md: 310P3 has 8 AI cores, cube and vector share a core",
@@ -119,6 +152,7 @@ SOCS: Mapping[str, SoC] = MappingProxyType({
             "clock_ghz": "3p, unconfirmed: commonly quoted 1.08 GHz AI core clock of Ascend 310P",
             "gm_bandwidth_gbps": "3p: Atlas 300I Pro datasheet, LPDDR4X 204.8 GB/s (Atlas 300I Duo: 408 GB/s for two chips)",
             "data_copy_pad": "AD-API DataCopyPad.md: not supported on Atlas inference series (310P)",
+            "overflow_modes": _OVERFLOW_310P,
         }),
     ),
 })

@@ -16,13 +16,23 @@ counts an element as a mismatch when both its absolute error and its relative er
 ``max(|actual|, |expected|) + 1e-9``) exceed ``loss``, and fails when more than ``loss * n``
 elements mismatch: ``loss`` = 1e-3 for float16, 1e-4 for float32. No sample covers bfloat16; we use
 1.6e-2, the default bfloat16 ``rtol`` of ``torch.testing.assert_close`` (PyTorch documentation).
+
+Non-finite outputs are judged apart, and no tolerance excuses them: an output that is NaN or
+infinite where the exact real-number result (before rounding to the output dtype) is finite, or
+infinite with the other sign, makes the comparison FAIL however few such elements there are. The
+samples' rule assumes finite values (its errors are differences); without this, an output that
+overflowed to inf compares equal to a reference that overflowed the same way. The allowed
+mismatch count applies to finite outputs only.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
+from typing import Callable
 
+import ml_dtypes
 import numpy as np
 
 from fusekit.asc import dtypes
@@ -59,6 +69,86 @@ class Model:
             return x.astype(dtype)
 
 
+def round_once(approx: np.ndarray, dtype, exact: Callable[[np.ndarray], list],
+               known_exact: np.ndarray | None = None) -> np.ndarray:
+    """Real numbers rounded once to ``dtype``, to nearest even, with float64 doing the work.
+
+    Args:
+        approx: float64 values within a few float64 ulps of the real numbers (a short formula
+            evaluated in float64).
+        dtype: the target dtype (float16, bfloat16, float32).
+        exact: gives the exact values (``fractions.Fraction``) of the flat indices it is passed.
+        known_exact: True where ``approx`` is known to be the exact value (no float64 rounding
+            happened), so that no exact value is needed there.
+
+    Rounding ``approx`` to the dtype gives the right result unless a rounding boundary of the dtype
+    (a midpoint between two neighbours, or the overflow threshold) lies within a few float64 ulps
+    of it: the float64 evaluation may have rounded onto or across it (double rounding). Those rare
+    elements are rounded from their exact values, through float64 rounded to odd, which has the
+    p + 2 bits that make the second rounding exact (Boldo and Melquiond, "When double rounding is
+    odd", 2005).
+    """
+    flat = np.asarray(approx, np.float64).reshape(-1)
+    out = _to_dtype(flat, dtype)
+    wide = out.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        up = np.nextafter(out, np.array(np.inf, out.dtype)).astype(np.float64)
+        down = np.nextafter(out, np.array(-np.inf, out.dtype)).astype(np.float64)
+        mid = np.where(flat >= wide, (wide + up) / 2, (wide + down) / 2)
+        slack = 8 * np.spacing(np.abs(flat))
+        near = np.isfinite(flat) & ((np.abs(flat - mid) <= slack)
+                                    | (np.abs(np.abs(flat) - overflow_threshold(out.dtype)) <= slack))
+    if known_exact is not None:
+        near &= ~np.asarray(known_exact, bool).reshape(-1)
+    index = np.flatnonzero(near)
+    if index.size:
+        out[index] = _to_dtype(np.array([_round_to_odd(v) for v in exact(index)], np.float64), dtype)
+    return out.reshape(np.shape(approx))
+
+
+def two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """float64 ``a + b`` and its rounding error: ``s + e == a + b`` exactly (Knuth's TwoSum; no overflow)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """float64 ``a * b`` and its rounding error: ``p + e == a * b`` exactly (Dekker's TwoProduct with
+    Veltkamp's split; |a|, |b| < 2^996 and no underflow of ``e``)."""
+    p = a * b
+    (ah, al), (bh, bl) = _split(a), _split(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    c = 134217729.0 * x  # 2^27 + 1
+    hi = c - (c - x)
+    return hi, x - hi
+
+
+def _to_dtype(x: np.ndarray, dtype) -> np.ndarray:
+    """float64 -> dtype, rounded to nearest even; float64 -> bfloat16 through float32 rounded to
+    odd, which keeps the double rounding exact (ml_dtypes' own cast goes through float32 with RNE)."""
+    with np.errstate(over="ignore"):
+        if dtypes.from_numpy(np.dtype(dtype)).name == "bfloat16":
+            x = convert(x, dtypes.float32, RoundMode.CAST_ODD)
+        return x.astype(dtype)
+
+
+def _round_to_odd(value) -> float:
+    """An exact rational rounded to float64, to odd: toward zero, then the last bit set if inexact."""
+    try:
+        f = float(value)  # nearest even
+    except OverflowError:
+        return math.copysign(math.inf, value)
+    if f == value or not math.isfinite(f):
+        return f
+    if int(np.float64(f).view(np.uint64)) & 1 == 0:  # even: step toward the exact value, onto an odd one
+        f = math.nextafter(f, math.inf if value > f else -math.inf)
+    return f
+
+
 def model(name: str) -> Model:
     """The arithmetic model called ``name`` (one of :data:`MODELS`)."""
     try:
@@ -71,6 +161,31 @@ def model(name: str) -> Model:
         raise ValueError(f"unknown reference model {name!r}; use one of {MODELS}") from None
 
 
+class PrecisionWarning(RuntimeWarning):
+    """A result or a scale left the range of its dtype: overflow to inf (or NaN) or underflow to
+    zero/subnormal. Filter it with ``warnings.filterwarnings("ignore", category=fusekit.PrecisionWarning)``
+    or turn it into an error with ``"error"``."""
+
+
+def warn(message: str) -> None:
+    """Issue a :class:`PrecisionWarning` attributed to the first caller outside fusekit."""
+    import os
+    import sys
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, PrecisionWarning, stacklevel=level)
+
+
+OVERFLOW = "exceeds"  # reason kinds of invalid outputs, see Comparison.reasons
+NAN = "nan"
+WRONG_SIGN = "sign"
+NOT_NAN = "inf-not-nan"
+SATURATED = "saturated"
+
+
 @dataclass(frozen=True)
 class Comparison:
     """Result of comparing an output with a reference (errors in the output's units).
@@ -78,12 +193,21 @@ class Comparison:
     Attributes:
         reference: reference model name.
         n: elements compared.
-        max_abs_err, max_rel_err: largest absolute and relative error (NaN/inf mismatches count as inf).
-        mismatches: elements whose absolute and relative error both exceed ``loss``.
+        max_abs_err, max_rel_err: largest absolute and relative error over the finite outputs.
+        mismatches: finite outputs whose absolute and relative error both exceed ``loss``.
         allowed: most mismatches that still pass (``floor(loss * n)``).
-        first_mismatch: index (in the output's shape) of the first mismatch, or None.
+        first_mismatch: index (in the output's shape) of the first mismatch or invalid output, or None.
         bit_identical: every element has the same bits as the reference (NaNs equal to NaNs).
         loss: the tolerance used.
+        invalid: outputs that are NaN or infinite where the exact result is finite, or infinite with
+            the other sign, or finite where the exact result is beyond the dtype's range; any one of
+            them fails the comparison.
+        reasons: the invalid outputs by cause: ``"exceeds"`` (the exact result is finite but beyond
+            the dtype's range: it rounds to inf, see :func:`overflow_threshold`), ``"nan"`` (NaN where the
+            exact result is a number), ``"sign"`` (an infinity of the other sign), ``"inf"`` (inf
+            where the exact result is finite and within range), ``"inf-not-nan"`` (inf where the exact
+            result is NaN), ``"saturated"`` (finite where the exact result is beyond the dtype's range).
+        dtype: the output's dtype name.
     """
 
     reference: str
@@ -95,18 +219,45 @@ class Comparison:
     first_mismatch: tuple[int, ...] | None
     bit_identical: bool
     loss: float
+    invalid: int = 0
+    reasons: tuple[tuple[str, int], ...] = ()
+    dtype: str = ""
 
     @property
     def passed(self) -> bool:
-        return self.mismatches <= self.allowed
+        return self.invalid == 0 and self.mismatches <= self.allowed
+
+    def reason(self) -> str:
+        """Why the comparison failed, in one sentence ("" if it passed)."""
+        if self.passed:
+            return ""
+        parts = []
+        limit = _largest(self.dtype)
+        for kind, count in self.reasons:
+            parts.append({
+                OVERFLOW: f"{count} output(s) are inf because the exact result exceeds {self.dtype}'s range "
+                          f"(largest finite value {limit:g})",
+                NAN: f"{count} output(s) are NaN where the exact result is a number",
+                WRONG_SIGN: f"{count} output(s) are infinite with the other sign from the exact result",
+                "inf": f"{count} output(s) are infinite where the exact result is finite and within {self.dtype}'s "
+                       "range",
+                NOT_NAN: f"{count} output(s) are infinite where the exact result is NaN",
+                SATURATED: f"{count} output(s) are finite where the exact result exceeds {self.dtype}'s range (largest "
+                           f"finite value {limit:g}; a saturating SoC clamps to it)",
+            }[kind])
+        if self.mismatches > self.allowed:
+            parts.append(f"{self.mismatches} finite output(s) differ by more than loss {self.loss:g} (allowed "
+                         f"{self.allowed})")
+        return "; ".join(parts)
 
     def summary(self) -> str:
         verdict = "PASS" if self.passed else "FAIL"
         bits = "bit-identical" if self.bit_identical else "not bit-identical"
         first = "" if self.first_mismatch is None else f", first at index {list(self.first_mismatch)}"
+        invalid = f"; {self.invalid} invalid output(s) (NaN, inf or out of range)" if self.invalid else ""
         return (f"vs {self.reference:<8} {verdict}  {bits}; max abs err {self.max_abs_err:.3g}, max rel err "
                 f"{self.max_rel_err:.3g}; {self.mismatches}/{self.n} mismatches (allowed {self.allowed} at loss "
-                f"{self.loss:g}){first}")
+                f"{self.loss:g}){invalid}{first}")
 
 
 def tolerance(dtype) -> float:
@@ -118,8 +269,18 @@ def tolerance(dtype) -> float:
 
 
 def compare(actual: np.ndarray, expected: np.ndarray, *, reference: str = "reference",
-            loss: float | None = None) -> Comparison:
+            loss: float | None = None, exact: "np.ndarray | Callable[[slice], np.ndarray] | None" = None,
+            progress: Callable[[int], object] | None = None) -> Comparison:
     """Compare ``actual`` with ``expected`` (same shape and dtype) under the samples' criterion.
+
+    Args:
+        actual, expected: the output and the reference, rounded to the output dtype.
+        reference: the reference's name, for the summary.
+        loss: the tolerance (default :func:`tolerance` of the dtype).
+        exact: the exact real-number result before rounding to the dtype (float64, same number of
+            elements), or a function giving it for a slice of the flattened elements, so that an
+            output that overflowed like the rounded reference is still caught. Default: ``expected``.
+        progress: called with the number of elements done after each chunk.
 
     Works through the arrays in chunks of ``CHUNK`` elements, so memory stays bounded for large outputs.
 
@@ -130,24 +291,94 @@ def compare(actual: np.ndarray, expected: np.ndarray, *, reference: str = "refer
         raise ValueError(f"cannot compare {actual.dtype}{list(actual.shape)} with {expected.dtype}{list(expected.shape)}")
     loss = tolerance(actual.dtype) if loss is None else loss
     flat_a, flat_e = actual.reshape(-1), expected.reshape(-1)
+    exact_of = _exact_source(exact, flat_e)
+    limit = overflow_threshold(actual.dtype)
     n = flat_a.size
     max_abs = max_rel = 0.0
     mismatches, first, identical = 0, None, True
+    reasons: dict[str, int] = {}
     for lo in range(0, n, CHUNK):
-        a, e = flat_a[lo:lo + CHUNK], flat_e[lo:lo + CHUNK]
-        identical = identical and _bit_identical(a, e)
-        err, rel = _errors(a.astype(np.float64), e.astype(np.float64))
-        bad = (err > loss) & (rel > loss)
-        count = int(bad.sum())
-        if count and first is None:
+        part = slice(lo, min(lo + CHUNK, n))
+        a, e = flat_a[part].astype(np.float64), flat_e[part].astype(np.float64)
+        identical = identical and _bit_identical(flat_a[part], flat_e[part])
+        bad_kinds = _invalid(a, np.asarray(exact_of(part), np.float64), limit)
+        counted = np.isfinite(a) & ~bad_kinds[SATURATED]  # the outputs the tolerance and the allowance apply to
+        err, rel = _errors(a[counted], e[counted])
+        bad = np.zeros(a.size, bool)
+        bad[counted] = (err > loss) & (rel > loss)
+        mismatches += int(bad.sum())
+        for kind, mask in bad_kinds.items():
+            reasons[kind] = reasons.get(kind, 0) + int(mask.sum())
+            bad |= mask
+        if first is None and bad.any():
             first = lo + int(np.argmax(bad))
-        mismatches += count
         max_abs, max_rel = max(max_abs, float(err.max(initial=0.0))), max(max_rel, float(rel.max(initial=0.0)))
+        if progress is not None:
+            progress(part.stop - part.start)
     index = None if first is None else tuple(int(i) for i in np.unravel_index(first, actual.shape))
-    return Comparison(reference, n, max_abs, max_rel, mismatches, math.floor(loss * n), index, identical, loss)
+    reasons = {k: v for k, v in reasons.items() if v}
+    return Comparison(reference, n, max_abs, max_rel, mismatches, math.floor(loss * n), index, identical, loss,
+                      sum(reasons.values()), tuple(reasons.items()), _name(actual.dtype))
 
 
 CHUNK = 1 << 22
+
+
+def _exact_source(exact, flat_expected: np.ndarray) -> Callable[[slice], np.ndarray]:
+    if exact is None:
+        return lambda part: flat_expected[part]
+    if callable(exact):
+        return exact
+    flat = np.asarray(exact).reshape(-1)
+    if flat.size != flat_expected.size:
+        raise ValueError(f"exact has {flat.size} elements but the output has {flat_expected.size}")
+    return lambda part: flat[part]
+
+
+def _name(dtype) -> str:
+    try:
+        return dtypes.as_dtype(dtype).name
+    except (TypeError, ValueError):
+        return str(dtype)
+
+
+def _largest(dtype) -> float:
+    """The dtype's largest finite value (float16 65504, bfloat16 about 3.39e38, float32 about 3.40e38)."""
+    try:
+        return float(ml_dtypes.finfo(dtype).max)
+    except (TypeError, ValueError):
+        return math.inf
+
+
+def overflow_threshold(dtype) -> float:
+    """The smallest magnitude that rounds to infinity in ``dtype`` under round to nearest even:
+    the largest finite value plus half its ulp (IEEE 754-2019 section 7.4: overflow is a rounded
+    result, with the exponent unbounded, beyond the largest finite number). float16: 65520."""
+    try:
+        info = ml_dtypes.finfo(dtype)
+    except (TypeError, ValueError):
+        return math.inf
+    top = float(info.max)
+    return top + (top - float(np.nextafter(np.array(info.max, dtype), np.array(0, dtype)))) / 2
+
+
+def _invalid(a: np.ndarray, exact: np.ndarray, limit: float) -> dict[str, np.ndarray]:
+    """Outputs the exact result does not excuse, by cause (see Comparison.reasons); ``limit``: the
+    dtype's :func:`overflow_threshold`.
+
+    An output NaN is right only where the exact result is NaN (a NaN input, inf - inf); an output
+    infinity only where the exact result is the same infinity; and no finite output stands for an
+    exact result beyond the dtype's range (a saturating SoC's largest finite value is not it)."""
+    exact_nan, exact_inf = np.isnan(exact), np.isinf(exact)
+    with np.errstate(invalid="ignore"):
+        out_nan = np.isnan(a) & ~exact_nan
+        out_inf = np.isinf(a)
+        wrong_sign = out_inf & exact_inf & (np.sign(a) != np.sign(exact))
+        finite_exact = out_inf & ~exact_inf & ~exact_nan
+        beyond = finite_exact & (np.abs(exact) >= limit)
+        saturated = np.isfinite(a) & ~exact_nan & (np.abs(exact) >= limit)
+        return {NAN: out_nan, WRONG_SIGN: wrong_sign, OVERFLOW: beyond, "inf": finite_exact & ~beyond,
+                NOT_NAN: out_inf & exact_nan, SATURATED: saturated}
 
 
 def _bit_identical(a: np.ndarray, e: np.ndarray) -> bool:

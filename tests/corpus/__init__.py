@@ -35,7 +35,8 @@ class Expect:
         pipes: the ``pipes`` field (pipe names, ``"MTE2"``, ``"V"`` ...), if any.
         mem, buffer: ``"GM"``/``"UB"`` and the buffer name, where meaningful.
         span: byte range ``(start, stop)``, where meaningful.
-        count: exact merged count, if it is known (every finding has count >= 1 anyway).
+        count: exact merged count; None means 1 (a KernelError that stops the launch, an end-of-run
+            check of one buffer, or an instruction that one core runs once).
         says: substrings (case-insensitive) the finding's message must contain.
     """
 

@@ -13,41 +13,74 @@ Everything a kernel does is checked against the hardware's rules and recorded in
 """
 
 from .datamove import DataCopyExtParams, DataCopyPadExtParams, data_copy, data_copy_pad
-from .dtypes import (DataType, bfloat16, float16, float32, float_, half, int8, int16, int32, int64, number,
+from .datamove import (BlockMode, DataCopyEnhancedParams, DataCopyParams, DeqScale, InitConstValueParams,
+                       init_const_value, pad_t, set_pad_value)
+from .atomic import set_atomic_add, set_atomic_max, set_atomic_min, set_atomic_none, set_atomic_type
+import builtins as _builtins
+import inspect as _inspect
+
+from .cache import CacheLine, DcciDst, data_cache_clean_and_invalid
+from .dtypes import (DataType, bfloat16, float16, float32, float_, half, int8, int16, int32, int64,
                      uint8, uint16, uint32, uint64)
-from .fwk import TBuf, TPipe, TPosition, TQue
+from .fwk import TBuf, TPipe, TPosition, TQue, get_tpipe_ptr
 from .runtime import ConstExpr, GlobalAddress, KernelError, KernelFunction, LaunchResult, jit, launch
+from .runtime import recoverable as _recoverable
 from .sync import (HardEvent, PipeID, dump_tensor, get_block_idx, get_block_num, pipe_barrier, printf, set_flag,
                    sync_all, wait_flag)
 from .tensor import GlobalTensor, LocalTensor
+from .autosync import LocalTensorAuto
+from .crosscore import cross_core_set_flag, cross_core_wait_flag
+from .sysvar import (count_bits_cnt_same_as_sign_bit, get_arch_version, get_data_block_size_in_bytes,
+                     get_sub_block_idx, get_sub_block_num, get_system_cycle, print_time_stamp, scalar_cast,
+                     scalar_count_leading_zero, scalar_get_count_of_value, scalar_get_sff_value, static_assert, trap)
+from .scalar import number, range  # noqa: A004 - pyasc's asc.range: its index is int32
 from .trace import Access, Instr, Mem, Pipe, Sync, SyncKind, Trace
-from .vector import (RoundMode, abs, add, adds, cast, div, duplicate, exp, ln, max, maxs, min, mins, mul, muls,
-                     reciprocal, relu, rsqrt, sqrt, sub)
+from .basic import API as _VECTOR_API
+
+globals().update(_VECTOR_API)  # the vector instructions and their types, from their specs' registry
+# under the sanitizer an instruction whose access faults is skipped and the kernel goes on (runtime.recoverable)
+globals().update({_name: _recoverable(_fn) for _name, _fn in
+                  [*_VECTOR_API.items(), ("data_copy", data_copy), ("data_copy_pad", data_copy_pad),
+                   ("dump_tensor", dump_tensor), ("data_cache_clean_and_invalid", data_cache_clean_and_invalid)]
+                  if _inspect.isfunction(_fn)})
 
 
 
-range = range  # noqa: A001 - pyasc's asc.range: a runtime loop (the simulator runs it as Python's)
-static_range = range  # pyasc unrolls it at trace time; the simulator runs it as a loop
+static_range = _builtins.range  # pyasc unrolls it at trace time; its index is a Python int (a constant)
 
 
 def ceildiv(a: int, b: int) -> int:
-    """pyasc's ``asc.ceildiv``: ceil(a / b) for integers."""
-    return -(-a // b)
+    """pyasc's ``asc.ceildiv``: ``(a + b - 1) // b`` as pyasc computes it (``core/utils.py``), so on
+    int32 scalars the sum is checked for wrap-around like any kernel arithmetic."""
+    return (a + b - 1) // b
 
 
 def __getattr__(name: str):
     """``asc.DataCopy`` and friends: point at pyasc's spelling instead of a bare AttributeError."""
     from .names import unknown
+    from .runtime import kernel_frame, running_core
 
-    raise AttributeError(unknown("asc", name, __all__))
+    message = unknown("asc", name, __all__)
+    frame = kernel_frame() if running_core() is not None else None
+    if frame is not None:  # inside a kernel: say where (an AttributeError still, so hasattr() keeps working)
+        message = f"asc.{name} at {frame.f_code.co_filename}:{frame.f_lineno}: {message}"
+    raise AttributeError(message)
 
 
-__all__ = [
-    "Access", "ConstExpr", "DataCopyExtParams", "DataCopyPadExtParams", "DataType", "GlobalAddress", "GlobalTensor",
-    "HardEvent", "Instr", "KernelError", "KernelFunction", "LaunchResult", "LocalTensor", "Mem", "Pipe", "PipeID",
-    "RoundMode", "Sync", "SyncKind", "TBuf", "TPipe", "TPosition", "TQue", "Trace",
-    "abs", "add", "adds", "bfloat16", "cast", "ceildiv", "data_copy", "data_copy_pad", "div", "dump_tensor", "duplicate", "exp",
-    "float16", "float32", "float_", "get_block_idx", "get_block_num", "half", "int8", "int16", "int32", "int64", "jit",
-    "launch", "ln", "max", "maxs", "min", "mins", "mul", "muls", "number", "pipe_barrier", "printf", "reciprocal",
-    "range", "relu", "rsqrt", "set_flag", "sqrt", "static_range", "sub", "sync_all", "uint8", "uint16", "uint32", "uint64", "wait_flag",
-]
+__all__ = sorted([  # plus every vector instruction and its types (fusekit.asc.basic.API)
+    "Access", "CacheLine", "ConstExpr", "DataCopyExtParams", "DataCopyPadExtParams", "DataType", "DcciDst",
+    "GlobalAddress", "GlobalTensor", "HardEvent", "Instr", "KernelError", "KernelFunction", "LaunchResult",
+    "LocalTensor", "LocalTensorAuto", "Mem", "Pipe", "PipeID", "Sync", "SyncKind", "TBuf", "TPipe", "TPosition", "TQue", "Trace",
+    "bfloat16", "ceildiv", "data_cache_clean_and_invalid", "data_copy", "data_copy_pad", "dump_tensor", "float16",
+    "float32", "float_", "get_block_idx", "get_block_num", "half", "int8", "int16", "int32", "int64", "jit",
+    "launch", "number", "pipe_barrier", "printf", "range", "set_flag", "static_range", "sync_all", "uint8",
+    "uint16", "uint32", "uint64", "wait_flag",
+    "BlockMode", "DataCopyEnhancedParams", "DataCopyParams", "DeqScale", "InitConstValueParams", "init_const_value",
+    "pad_t", "set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_none", "set_atomic_type",
+    "set_pad_value",
+    "count_bits_cnt_same_as_sign_bit", "cross_core_set_flag", "cross_core_wait_flag", "get_arch_version",
+    "get_data_block_size_in_bytes", "get_tpipe_ptr", "get_sub_block_idx", "get_sub_block_num", "get_system_cycle", "print_time_stamp",
+    "scalar_cast", "scalar_count_leading_zero", "scalar_get_count_of_value", "scalar_get_sff_value", "static_assert",
+    "trap",
+    *_VECTOR_API,
+])

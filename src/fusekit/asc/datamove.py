@@ -14,14 +14,21 @@ Rules:
   undefined on the NPU (a copy of each block's first element) and poisoned here. UB -> GM:
   ``src_stride`` in 32 B blocks, ``dst_stride`` in bytes, exactly ``block_len`` bytes written per
   block. Not available on arch 2002 (310P).
+- Count 0: a copy that moves no bytes touches no memory, so its operands' bounds and UB alignment
+  are not checked (its types, direction and parameters are). DataCopyPad states it: blockCount or
+  blockLen 0 is a NOP on A2/A3 (AD-API DataCopyPad 约束说明, "该接口将被视为NOP"). DataCopy's page
+  gives no special case: count * sizeof(T) = 0 B is a 32 B multiple and moves nothing, and a count
+  the NPU rounds down to 0 B moves nothing either, so the same rule applies.
 """
 
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
-from . import dtypes
-from .runtime import _POISON, current
+from . import atomic, dtypes
+from .runtime import _POISON, KernelError, current
 from .tensor import GlobalTensor, LocalTensor, check_ub_aligned
 from .trace import Pipe
 
@@ -36,8 +43,10 @@ class DataCopyExtParams:
     __slots__ = ("block_count", "block_len", "src_stride", "dst_stride", "rsv")
 
     def __init__(self, block_count: int = 0, block_len: int = 0, src_stride: int = 0, dst_stride: int = 0, rsv: int = 0):
-        self.block_count, self.block_len = block_count, block_len
-        self.src_stride, self.dst_stride, self.rsv = src_stride, dst_stride, rsv
+        # plain ints: the fields are unsigned C fields, and byte arithmetic on them must not be
+        # checked as a kernel's int32 scalar arithmetic (fusekit.asc.scalar)
+        self.block_count, self.block_len = _field(block_count), _field(block_len)
+        self.src_stride, self.dst_stride, self.rsv = _field(src_stride), _field(dst_stride), _field(rsv)
 
 
 class DataCopyPadExtParams:
@@ -48,11 +57,228 @@ class DataCopyPadExtParams:
     def __init__(self, dtype=None, is_pad: bool = False, left_padding: int = 0, right_padding: int = 0,
                  padding_value=0):
         self.dtype, self.is_pad = dtype, is_pad
-        self.left_padding, self.right_padding, self.padding_value = left_padding, right_padding, padding_value
+        self.left_padding, self.right_padding = _field(left_padding), _field(right_padding)
+        self.padding_value = padding_value
 
 
-def data_copy(dst, src, count: int) -> None:
+MAX_BLOCK_LEN_BLOCKS = 65535  # DataCopyParams.blockLen / srcGap / dstGap: uint16, in 32 B blocks
+
+
+class DataCopyParams:
+    """``DataCopyParams{blockCount, blockLen, srcGap, dstGap}`` (pyasc: block_count=1, block_len,
+    src_stride, dst_stride): ``block_count`` blocks of ``block_len`` 32 B DataBlocks, the strides
+    the gap in 32 B DataBlocks between one block's end and the next one's start, on both the GM
+    and the UB side (AD-API DataCopy（GM与UB高维切分数据搬运）.md 表3)."""
+
+    __slots__ = ("block_count", "block_len", "src_stride", "dst_stride")
+
+    def __init__(self, block_count: int = 1, block_len: int = 0, src_stride: int = 0, dst_stride: int = 0):
+        self.block_count, self.block_len = _field(block_count), _field(block_len)
+        self.src_stride, self.dst_stride = _field(src_stride), _field(dst_stride)
+
+
+class BlockMode(enum.IntEnum):
+    """pyasc ``asc.BlockMode`` (core/enums.py)."""
+
+    BLOCK_MODE_NORMAL = 0
+    BLOCK_MODE_MATRIX = 1
+    BLOCK_MODE_VECTOR = 2
+    BLOCK_MODE_SMALL_CHANNEL = 3
+    BLOCK_MODE_DEPTHWISE = 4
+
+
+class DeqScale(enum.IntEnum):
+    """pyasc ``asc.DeqScale`` (core/enums.py)."""
+
+    DEQ_NONE = 0
+    DEQ = 1
+    VDEQ = 2
+    DEQ8 = 3
+    VDEQ8 = 4
+    DEQ16 = 5
+    VDEQ16 = 6
+
+
+class pad_t(enum.IntEnum):  # noqa: N801 - pyasc's spelling
+    """pyasc ``asc.pad_t`` (core/enums.py)."""
+
+    PAD_NONE = 0
+    PAD_MODE1 = 1
+    PAD_MODE2 = 2
+    PAD_MODE3 = 3
+    PAD_MODE4 = 4
+    PAD_MODE5 = 5
+    PAD_MODE6 = 6
+    PAD_MODE7 = 7
+    PAD_MODE8 = 8
+
+
+class DataCopyEnhancedParams:
+    """pyasc ``DataCopyEnhancedParams(block_mode, deq_scale, deq_value_in, sid_store_mode_in, is_relu_in,
+    pad_mode_in, pad_value_in)``. Between GM and UB only the defaults mean anything here (normal
+    block mode, no dequantisation, no ReLU, no padding): the other settings drive the cube-side
+    paths (L0C / CO1 / CO2), which fusekit does not simulate, so they are refused."""
+
+    __slots__ = ("block_mode", "deq_scale", "deq_value_in", "sid_store_mode_in", "is_relu_in", "pad_mode_in",
+                 "pad_value_in")
+
+    def __init__(self, block_mode=BlockMode.BLOCK_MODE_NORMAL, deq_scale=DeqScale.DEQ_NONE, deq_value_in: int = 0,
+                 sid_store_mode_in: int = 0, is_relu_in: bool = False, pad_mode_in=pad_t.PAD_NONE,
+                 pad_value_in: int = 0):
+        self.block_mode, self.deq_scale, self.deq_value_in = block_mode, deq_scale, deq_value_in
+        self.sid_store_mode_in, self.is_relu_in = sid_store_mode_in, is_relu_in
+        self.pad_mode_in, self.pad_value_in = pad_mode_in, pad_value_in
+
+    def unsupported(self) -> list[str]:
+        """The settings that are not the GM <-> UB defaults."""
+        defaults = DataCopyEnhancedParams()
+        return [f"{k}={getattr(self, k)!r}" for k in self.__slots__
+                if k not in ("deq_value_in", "sid_store_mode_in", "pad_value_in") and getattr(self, k) != getattr(defaults, k)]
+
+
+def _data_copy_blocks(dst, src, p: DataCopyParams, enhanced: "DataCopyEnhancedParams | None") -> None:
+    """The DataCopyParams form (AD-API DataCopy（GM与UB高维切分数据搬运）.md, （UBToUB高维切分数据搬运）.md).
+
+    Block b reads ``block_len * 32`` bytes starting ``b * (block_len + src_stride) * 32`` bytes
+    after ``src``'s start and writes them ``b * (block_len + dst_stride) * 32`` bytes after
+    ``dst``'s start. blockCount or blockLen 0 is a NOP (约束说明): recorded, nothing checked.
+    A UB -> GM copy accumulates under store atomics (``fusekit.asc.atomic``).
+    """
+    core, op = current("data_copy"), "data_copy"
+    pipe = _direction(core, op, dst, src)
+    _same_dtype(core, op, dst, src)
+    for name, value, top in (("block_count", p.block_count, MAX_BLOCK_COUNT), ("block_len", p.block_len,
+                             MAX_BLOCK_LEN_BLOCKS), ("src_stride", p.src_stride, MAX_BLOCK_LEN_BLOCKS),
+                             ("dst_stride", p.dst_stride, MAX_BLOCK_LEN_BLOCKS)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
+            raise core.error(op, f"DataCopyParams.{name}={value!r} outside [0, {top}] (DataCopy（GM与UB高维切分数据搬运）"
+                                 ".md 表4; block_len and the strides count 32 B DataBlocks)")
+    bad = enhanced.unsupported() if enhanced is not None else []
+    if bad:
+        raise core.error(op, f"DataCopyEnhancedParams({', '.join(bad)}) configures the cube-side copy paths (L0C, "
+                             "CO1/CO2), which fusekit does not simulate; between GM and UB pass the defaults or "
+                             "use the DataCopyParams form", kind="unsupported")
+    if p.block_count == 0 or p.block_len == 0:
+        core.record(op, pipe, dtype=dst.dtype.name)
+        return
+    for t in (dst, src):
+        if isinstance(t, LocalTensor):
+            check_ub_aligned(core, op, t)
+    size = dst.dtype.sizeof()
+    n = p.block_len * BLOCK // size  # elements per block
+    if BLOCK % size:
+        raise core.error(op, f"{dst.dtype.name} does not divide a 32 B DataBlock", kind="unsupported")
+    s_step, d_step = (p.block_len + p.src_stride) * BLOCK // size, (p.block_len + p.dst_stride) * BLOCK // size
+    hint = "; block_len and the strides count 32 B DataBlocks, not elements or bytes"
+    mode = atomic.store_mode(core, op, dst) if pipe is Pipe.MTE3 else None
+    copies = []
+    for b in range(p.block_count):
+        d0, d1 = dst.span(core, op, n, first=b * d_step, hint=hint)
+        s0, s1 = src.span(core, op, n, first=b * s_step, hint=hint)
+        copies.append((d0, d1, s0, s1))
+    to, frm = _memory(core, dst), _memory(core, src)
+
+    def effect():
+        for d0, d1, s0, s1 in copies:
+            to[d0:d1] = atomic.combine(mode, to[d0:d1], frm[s0:s1])
+
+    reads = tuple(src.access(a, z) for a, z in _merge([(c[2], c[3]) for c in copies]))
+    writes = tuple(atomic.mark(dst.access(a, z), mode) for a, z in _merge([(c[0], c[1]) for c in copies]))
+    core.record(op, pipe, reads=reads, writes=writes, count=p.block_count * n, nbytes=p.block_count * n * size,
+                dtype=dst.dtype.name, effect=effect)
+
+
+def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Byte ranges in order, touching ones joined (a copy with zero gaps is one Access)."""
+    out: list[list[int]] = []
+    for a, z in ranges:
+        if out and a == out[-1][1]:
+            out[-1][1] = z
+        else:
+            out.append([a, z])
+    return [(a, z) for a, z in out]
+
+
+def set_pad_value(padding_value, pos=None) -> None:
+    """pyasc ``set_pad_value(padding_value, pos=TPosition.MAX)``: the value DataCopyPad GM -> UB writes
+    into pad bytes when ``is_pad`` is False (SetPadValue(ISASI).md: its example pads with isPad=false).
+    Converted to the copy's dtype when the copy runs. PIPE_S. A2/A3 only.
+
+    Raises:
+        KernelError: on a SoC without SetPadValue, a value that is not a number, or ``pos`` other
+            than VECIN / VECOUT / MAX.
+    """
+    core, op = current("set_pad_value"), "set_pad_value"
+    if not core.soc.data_copy_pad:
+        raise core.error(op, f"SetPadValue does not exist on {core.soc.name} (SetPadValue(ISASI).md 产品支持情况)",
+                         kind="unsupported")
+    if isinstance(padding_value, bool) or not isinstance(padding_value, (int, float, np.integer, np.floating)):
+        raise core.error(op, f"padding_value must be a number, got {padding_value!r}")
+    if pos is not None and getattr(pos, "name", "") not in ("VECIN", "VECOUT", "MAX"):
+        raise core.error(op, f"pos must be TPosition.VECIN, VECOUT or MAX (GM -> VECIN / VECOUT), got {pos!r}")
+    core.pad_value = padding_value
+    core.record(op, Pipe.S)
+
+
+class InitConstValueParams:
+    """pyasc ``InitConstValueParams(repeat_times, block_num, dst_gap, init_value)`` (kept for the error
+    of :func:`init_const_value`)."""
+
+    __slots__ = ("repeat_times", "block_num", "dst_gap", "init_value")
+
+    def __init__(self, repeat_times: int = 0, block_num: int = 0, dst_gap: int = 0, init_value=0):
+        self.repeat_times, self.block_num, self.dst_gap, self.init_value = repeat_times, block_num, dst_gap, init_value
+
+
+def init_const_value(dst=None, init_const_value_params=None) -> None:
+    """pyasc ``init_const_value``: fills A1/A2/B1/B2 tensors (L1 / L0A / L0B, the cube core's buffers;
+    pyasc's page: "支持的 TPosition 为 A1/A2/B1/B2"). fusekit simulates the vector core only.
+
+    Raises:
+        KernelError: always, naming the UB alternative.
+    """
+    core = current("init_const_value")
+    raise core.error("init_const_value", "pyasc has asc.init_const_value for A1/A2/B1/B2 (cube) buffers; fusekit does "
+                                         "not simulate the cube core yet. To fill a UB tensor use asc.duplicate(dst, "
+                                         "value, count)", kind="unsupported")
+
+
+def data_copy(dst, src, *args, **kwargs) -> None:
+    """pyasc ``data_copy``: ``(dst, src, count)``, ``(dst, src, repeat_params: DataCopyParams)`` or
+    ``(dst, src, intri_params: DataCopyParams, enhanced_params: DataCopyEnhancedParams)``.
+
+    Raises:
+        KernelError: arguments that fit none of these forms (the cube-side forms, slices,
+            Nd2Nz / Nz2Nd / CO12 parameters are not simulated), or the form's own errors.
+    """
+    names = ("count",) if args and not isinstance(args[0], DataCopyParams) else ("repeat_params", "enhanced_params")
+    named = {("repeat_params" if k == "intri_params" else k): v for k, v in kwargs.items()}
+    values = dict(zip(names, args))
+    fits = (len(args) <= len(names) and not set(named) & set(values)
+            and set(named) <= {"count", "repeat_params", "enhanced_params"})
+    values.update(named)
+    if not fits:
+        values = {}
+    if set(values) == {"count"}:
+        return _data_copy_count(dst, src, values["count"])
+    if "repeat_params" in values and set(values) <= {"repeat_params", "enhanced_params"} and \
+            isinstance(values["repeat_params"], DataCopyParams) and \
+            isinstance(values.get("enhanced_params", DataCopyEnhancedParams()), DataCopyEnhancedParams):
+        return _data_copy_blocks(dst, src, values["repeat_params"], values.get("enhanced_params"))
+    core = current("data_copy")
+    given = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+    raise core.error("data_copy", f"data_copy(dst, src, {given}) fits none of the forms fusekit simulates: (dst, src, "
+                                  "count: int), (dst, src, repeat_params: asc.DataCopyParams), (dst, src, intri_params: "
+                                  "asc.DataCopyParams, enhanced_params: asc.DataCopyEnhancedParams). pyasc also has the "
+                                  "slice, Nd2NzParams, Nz2NdParamsFull and DataCopyCO12DstParams forms (cube side); "
+                                  "fusekit does not simulate them yet")
+
+
+def _data_copy_count(dst, src, count: int) -> None:
     """Copy ``count`` elements from ``src`` to ``dst`` (GM->UB, UB->GM or UB->UB).
+
+    A count of 0 (or one rounded down to 0 B) is a no-op: it is recorded, but neither tensor's
+    bounds or alignment are checked, since no byte moves (module doc, "Count 0").
 
     Raises:
         KernelError: ``count * sizeof`` not a multiple of 32 B (unless the launch has strict=False,
@@ -75,22 +301,80 @@ def data_copy(dst, src, count: int) -> None:
                                  "round-down",
                              **gm.describe(count), kind="unaligned-length")
         count = aligned
+    if count == 0:
+        core.record(op, pipe, dtype=dst.dtype.name)
+        return
     for t in (dst, src):
         if isinstance(t, LocalTensor):
             check_ub_aligned(core, op, t)
+    if core.collecting and _clipped(core, op, pipe, dst, src, count):
+        return
     d0, d1 = dst.span(core, op, count)
     s0, s1 = src.span(core, op, count)
     to, frm = _memory(core, dst), _memory(core, src)
+    mode = atomic.store_mode(core, op, dst) if pipe is Pipe.MTE3 else None  # UB -> GM may accumulate
 
     def effect():
-        to[d0:d1] = frm[s0:s1]
+        to[d0:d1] = atomic.combine(mode, to[d0:d1], frm[s0:s1])
 
-    core.record(op, pipe, reads=(src.access(s0, s1),), writes=(dst.access(d0, d1),), count=count, nbytes=d1 - d0,
-                dtype=dst.dtype.name, effect=effect)
+    core.record(op, pipe, reads=(src.access(s0, s1),), writes=(atomic.mark(dst.access(d0, d1), mode),), count=count,
+                nbytes=d1 - d0, dtype=dst.dtype.name, effect=effect)
+
+
+def _clipped(core, op: str, pipe: Pipe, dst, src, count: int) -> bool:
+    """Under the sanitizer, a copy that leaves either tensor: collect the fault(s) and copy what lies
+    inside both; the destination elements whose source lies outside get garbage (poison), as on the
+    NPU the transfer reads whatever memory is there; destination elements outside are not written.
+    Returns False when the copy is in bounds (the caller copies as usual)."""
+    faulty = False
+    for t in (dst, src):
+        try:
+            t.span(core, op, count)
+        except KernelError as exc:
+            core.fault(exc)  # raises unless it is an access fault the sanitizer collects
+            faulty = True
+    if not faulty:
+        return False
+    size = dst.dtype.sizeof()
+    d_lo, d_hi = _inside(core, dst, count)
+    s_lo, s_hi = _inside(core, src, count)
+    if d_lo >= d_hi:
+        return True  # nothing of the destination is inside: the copy is skipped
+    lo, hi = max(d_lo, s_lo), min(d_hi, s_hi)
+    to, frm = _memory(core, dst), _memory(core, src)
+    d_at, s_at = _byte(dst, 0), _byte(src, 0)
+    reads = (src.access(s_at + lo * size, s_at + hi * size),) if lo < hi else ()
+
+    def effect():
+        to[d_at + d_lo * size:d_at + d_hi * size] = _POISON
+        if lo < hi:
+            to[d_at + lo * size:d_at + hi * size] = frm[s_at + lo * size:s_at + hi * size]
+
+    core.record(op, pipe, reads=reads, writes=(dst.access(d_at + d_lo * size, d_at + d_hi * size),),
+                count=d_hi - d_lo, nbytes=(d_hi - d_lo) * size, dtype=dst.dtype.name, effect=effect)
+    return True
+
+
+def _inside(core, t, count: int) -> tuple[int, int]:
+    """Elements ``[lo, hi)`` of ``[0, count)`` from ``t``'s start that lie inside ``t`` (its view and buffer)."""
+    if isinstance(t, LocalTensor):
+        return (0, min(count, max(t.length, 0))) if t.core is core else (0, 0)
+    first, last = max(t.base, 0), min(t.base + t.size, t.gm.length)
+    lo, hi = max(first - t.offset, 0), min(last - t.offset, count)
+    return (lo, hi) if lo < hi else (0, 0)
+
+
+def _byte(t, k: int) -> int:
+    """Byte address of element ``k`` from ``t``'s start (UB address or GM buffer offset)."""
+    return (t.addr if isinstance(t, LocalTensor) else t.offset * t.dtype.sizeof()) + k * t.dtype.sizeof()
 
 
 def data_copy_pad(dst, src, copy_params: DataCopyExtParams, pad_params: DataCopyPadExtParams | None = None) -> None:
     """Copy ``block_count`` blocks of ``block_len`` bytes with 32 B padding in UB (see module doc).
+
+    ``block_count`` or ``block_len`` 0 is a NOP (AD-API DataCopyPad 约束说明): recorded, with no bounds
+    or alignment check. An access outside a tensor names the strides' units (``src_stride`` is in
+    bytes and ``dst_stride`` in 32 B blocks for GM -> UB; the reverse for UB -> GM).
 
     Raises:
         KernelError: unsupported SoC, parameters out of range, unaligned UB address, or an access
@@ -117,8 +401,11 @@ def data_copy_pad(dst, src, copy_params: DataCopyExtParams, pad_params: DataCopy
         raise core.error(op, "strides must be >= 0")
     gm_stride = p.src_stride if pipe is Pipe.MTE2 else p.dst_stride
     if gm_stride % size:
+        name = "src_stride" if pipe is Pipe.MTE2 else "dst_stride"
         raise core.error(op, f"the GM stride of {gm_stride} bytes puts blocks at GM addresses not aligned to "
-                             f"sizeof({dst.dtype.name}) = {size}: GM addresses must be element-aligned", kind="misaligned")
+                             f"sizeof({dst.dtype.name}) = {size}: GM addresses must be element-aligned. The unit of "
+                             f"{name} is the byte on the GM side: {name} is counted in BYTES on the GM side; if you "
+                             f"meant {gm_stride} blocks of 32 B, pass {name}={gm_stride * BLOCK}", kind="misaligned")
     if p.block_count == 0 or p.block_len == 0:
         core.record(op, pipe, dtype=dst.dtype.name)
         return
@@ -141,11 +428,14 @@ def _pad_in(core, op: str, dst: LocalTensor, src: GlobalTensor, p: DataCopyExtPa
     ub_step = footprint + p.dst_stride * BLOCK
     gm_step = p.block_len + p.src_stride
     last_elem = ((p.block_count - 1) * ub_step + footprint) // size
-    u0, _ = dst.span(core, op, last_elem)  # bounds of the whole UB footprint
-    fill = np.frombuffer(dtypes.to_scalar(pad.padding_value, dst.dtype).tobytes(), np.uint8) if pad.is_pad else None
+    hint = _ub_stride_hint("dst_stride", p.dst_stride, p, footprint, footprint, size, dst.length)
+    u0, _ = dst.span(core, op, last_elem, hint=hint)  # bounds of the whole UB footprint
+    value = pad.padding_value if pad.is_pad else core.__dict__.get("pad_value")  # set_pad_value's, for is_pad=False
+    fill = None if value is None else np.frombuffer(dtypes.to_scalar(value, dst.dtype).tobytes(), np.uint8)
     copies, pads, reads, writes, undefined = [], [], [], [], []
+    gm_hint = _gm_stride_hint("src_stride", p.src_stride)
     for b in range(p.block_count):
-        g0, g1 = src.span(core, op, p.block_len // size, first=b * gm_step // size)
+        g0, g1 = src.span(core, op, p.block_len // size, first=b * gm_step // size, hint=gm_hint)
         ub0 = u0 + b * ub_step
         data0, data1, ub1 = ub0 + left, ub0 + left + p.block_len, ub0 + footprint
         copies.append((data0, data1, g0, g1))
@@ -173,16 +463,20 @@ def _pad_out(core, op: str, dst: GlobalTensor, src: LocalTensor, p: DataCopyExtP
     ub_step = -(-p.block_len // BLOCK) * BLOCK + p.src_stride * BLOCK
     gm_step = p.block_len + p.dst_stride
     copies, reads, writes = [], [], []
+    ub_hint = _ub_stride_hint("src_stride", p.src_stride, p, ub_step - p.src_stride * BLOCK, p.block_len, size,
+                              src.length)
+    gm_hint = _gm_stride_hint("dst_stride", p.dst_stride)
+    mode = atomic.store_mode(core, op, dst)
     for b in range(p.block_count):
-        u0, u1 = src.span(core, op, p.block_len // size, first=b * ub_step // size)
-        g0, g1 = dst.span(core, op, p.block_len // size, first=b * gm_step // size)
+        u0, u1 = src.span(core, op, p.block_len // size, first=b * ub_step // size, hint=ub_hint)
+        g0, g1 = dst.span(core, op, p.block_len // size, first=b * gm_step // size, hint=gm_hint)
         copies.append((g0, g1, u0, u1))
         reads.append(src.access(u0, u1))
-        writes.append(dst.access(g0, g1))
+        writes.append(atomic.mark(dst.access(g0, g1), mode))
 
     def effect():
         for g0, g1, u0, u1 in copies:
-            dst.gm.data[g0:g1] = core.ub[u0:u1]
+            dst.gm.data[g0:g1] = atomic.combine(mode, dst.gm.data[g0:g1], core.ub[u0:u1])
 
     core.record(op, Pipe.MTE3, reads=tuple(reads), writes=tuple(writes), count=p.block_count * p.block_len // size,
                 nbytes=p.block_count * p.block_len, dtype=src.dtype.name, effect=effect)
@@ -210,6 +504,35 @@ def _count(core, op: str, count) -> int:
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
         raise core.error(op, f"count must be a non-negative element count, got {count!r}")
     return int(count)
+
+
+def _ub_stride_hint(name: str, stride: int, p: DataCopyExtParams, block_step: int, last: int, size: int,
+                    length: int) -> str:
+    """Advice for a UB-side access past the tensor: the UB stride counts 32 B blocks, not bytes.
+
+    ``block_step``: UB bytes from one block's start to the next without the stride; ``last``: bytes
+    the last block occupies. If the stride read as bytes (rounded up to blocks) would fit, say so.
+    """
+    advice = "lower block_count or block_len, or allocate a larger buffer"
+    if stride == 0:
+        return advice
+    as_bytes = -(-stride // BLOCK)
+    fits = ((p.block_count - 1) * (block_step + as_bytes * BLOCK) + last) // size <= length
+    meant = (f"; if you meant {stride} bytes, pass {name}={as_bytes}" if fits and stride >= BLOCK else "")
+    return (f"{name}={stride} is counted in 32-byte BLOCKS on the UB side ({stride * BLOCK} B between blocks), "
+            f"not bytes (check the stride's unit){meant}; otherwise {advice}")
+
+
+def _gm_stride_hint(name: str, stride: int) -> str:
+    """Advice for a GM-side access past the view: the GM stride counts bytes."""
+    if stride == 0:
+        return ""
+    return (f"; {name}={stride} is counted in BYTES on the GM side (the gap between one block's end and the next "
+            f"one's start), not in 32 B blocks: check the stride's unit")
+
+
+def _field(value) -> int:
+    return int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else value
 
 
 def _memory(core, tensor) -> np.ndarray:

@@ -18,11 +18,13 @@ from collections import deque as _fifo
 from . import dtypes
 from .names import unknown
 from .runtime import KernelError, current, kernel_frame, running_core
+from .scalar import int32
 from .tensor import LocalTensor
 from .trace import Pipe, Sync, SyncKind
 
 MAX_BUFFERS_PER_PIPE = 64
 MAX_BUFFERS_PER_QUEUE = 8
+QUE_MAX_EVENT = 8  # event ids per HardEvent (asc-devkit impl/basic_api/kernel_macros.h)
 
 
 class TPosition(enum.Enum):
@@ -82,9 +84,93 @@ class TPipe(_Named):
                                       "pass the first one to the code that needs it")
         core.pipe = self
         self.core = core
+        self._fresh()
+
+    def _fresh(self) -> None:
+        """The state the constructor's Init leaves: no UB handed out, every event id free."""
         self.used = 0          # UB bytes handed out
         self.buffers = 0       # buffers handed out
         self.layout: list[str] = []
+        self.live = True       # False between destroy() and init()
+        self.events: dict = {}  # HardEvent -> event ids taken by alloc_event_id
+
+    # -- lifetime (AD-API 资源管理/TPipe/Init.md, Destroy.md, Reset.md) --
+    def init(self) -> None:
+        """``Init``: (re)initialise memory and event ids; the constructor already did it, so only needed after
+        :meth:`destroy` ("每次复用需要先Destroy释放资源，再调用init重新初始化")."""
+        if self.live:
+            raise self.core.error("init", "this TPipe is already initialised (its constructor calls Init); call "
+                                          "pipe.destroy() first to reuse it")
+        self._fresh()
+
+    def destroy(self) -> None:
+        """``Destroy``: release every buffer and event id. The queues' buffers must all be free; Destroy waits for
+        every pipe first (a ``PipeBarrier<PIPE_ALL>``: DestroyWithoutPipeAll.md is the variant without it)."""
+        self._release("destroy")
+        self.live = False
+
+    def reset(self) -> None:
+        """``Reset``: release everything and return to the state after construction (Reset.md)."""
+        self._release("reset")
+        self._fresh()
+
+    def _release(self, op: str) -> None:
+        core = current(op)
+        for que in core.queues:
+            held = [slot for slot in que.slots if slot.state != "free"]
+            if held and que.pipe is self:
+                raise core.error(op, f"{que.name}[{held[0].index}] is still {held[0].state} (at {held[0].where}); "
+                                     f"free_tensor every buffer before pipe.{op}()", tensor=que.name, kind="illegal-free")
+        for p in (Pipe.V, Pipe.MTE2, Pipe.MTE3):  # later buffers reuse the UB: earlier accesses must be done
+            core.record(op, p, sync=Sync(SyncKind.BARRIER, p, p, ("PIPE_ALL",)))
+        for que in core.queues:
+            if que.pipe is self:
+                que.detach()
+        for buf in core.__dict__.get("tbufs", ()):
+            if buf.pipe is self:
+                buf.pipe = None
+
+    # -- event ids (AD-API 资源管理/TPipe/AllocEventID.md, FetchEventID.md, ReleaseEventID.md) --
+    def alloc_event_id(self, event=None) -> int:
+        """``AllocEventID<event>``: the lowest free id of ``event`` (default HardEvent.V_S, as pyasc), now taken
+        until :meth:`release_event_id`. int32.
+
+        Raises:
+            KernelError: all ``QUE_MAX_EVENT`` (8) ids of the event are taken (kernel_tpipe_impl: ``sff0`` of the
+                occupancy bits, asserted below QUE_MAX_EVENT).
+        """
+        event, taken = self._event_pool("alloc_event_id", event)
+        free = self._first_free("alloc_event_id", event, taken)
+        taken.add(free)
+        return int32(free)
+
+    def fetch_event_id(self, event=None) -> int:
+        """``FetchEventID<event>``: the id :meth:`alloc_event_id` would return, without taking it. int32."""
+        event, taken = self._event_pool("fetch_event_id", event)
+        return int32(self._first_free("fetch_event_id", event, taken))
+
+    def release_event_id(self, id: int, event=None) -> None:  # noqa: A002 - pyasc's parameter name
+        """``ReleaseEventID<event>(id)``: give back an id taken by :meth:`alloc_event_id`."""
+        event, taken = self._event_pool("release_event_id", event)
+        if id not in taken:
+            raise self.core.error("release_event_id", f"event id {id!r} of HardEvent.{event.name} is not allocated "
+                                                      "(alloc_event_id returns the ids to release)")
+        taken.discard(int(id))
+
+    def _event_pool(self, op: str, event):
+        from .sync import HardEvent
+
+        event = HardEvent.V_S if event is None else event
+        if not isinstance(event, HardEvent):
+            raise self.core.error(op, f"expected an asc.HardEvent (e.g. HardEvent.V_S), got {event!r}")
+        return event, self.events.setdefault(event, set())
+
+    def _first_free(self, op: str, event, taken: set) -> int:
+        free = next((i for i in range(QUE_MAX_EVENT) if i not in taken), None)
+        if free is None:
+            raise self.core.error(op, f"all {QUE_MAX_EVENT} event ids of HardEvent.{event.name} are allocated; "
+                                      "release_event_id each one after its wait_flag")
+        return free
 
     def init_buffer(self, que: "TQue | None" = None, num: int | None = None, len: int | None = None,
                     buf: "TBuf | None" = None) -> None:
@@ -96,6 +182,8 @@ class TPipe(_Named):
                 the arguments do not form either call.
         """
         core, op = self.core, "init_buffer"
+        if not self.live:
+            raise core.error(op, "this TPipe was destroyed: call pipe.init() before giving out buffers again")
         if (que is None) == (buf is None):
             raise core.error(op, "pass either que=<TQue>, num=<buffers>, len=<bytes> or buf=<TBuf>, num=<bytes>")
         target = que if que is not None else buf
@@ -166,6 +254,35 @@ class TQue(_Named):
         self.pipe, self.nbytes = pipe, nbytes
         self.slots = [_Slot(self, i, a) for i, a in enumerate(addrs)]
         self.free.extend(self.slots)
+
+    def detach(self) -> None:
+        """The TPipe was destroyed or reset: the queue has no buffers until init_buffer again."""
+        self.pipe, self.slots, self.nbytes = None, [], 0
+        self.free.clear()
+        self.queued.clear()
+
+    # -- queries (scalar state of the queue; AD-API TQue/HasIdleBuffer.md and friends) --
+    def has_idle_buffer(self) -> bool:
+        """``HasIdleBuffer``: whether alloc_tensor would find a free buffer."""
+        return bool(self._ready("has_idle_buffer") and self.free)
+
+    def has_tensor_in_que(self) -> bool:
+        """``HasTensorInQue``: whether a deque would find an enqueued tensor."""
+        return bool(self._ready("has_tensor_in_que") and self.queued)
+
+    def get_tensor_count_in_que(self) -> int:
+        """``GetTensorCountInQue``: tensors enqueued and not yet dequeued (int32)."""
+        self._ready("get_tensor_count_in_que")
+        return int32(len(self.queued))
+
+    def vacant_in_que(self) -> bool:
+        """``VacantInQue``: whether the queue can take another enque (fewer than ``depth`` queued)."""
+        self._ready("vacant_in_que")
+        return len(self.queued) < self.depth
+
+    def free_all_event(self) -> None:
+        """``FreeAllEvent``: the queue's pending events are released; queues here hold no event ids of their own."""
+        self._ready("free_all_event")
 
     def alloc_tensor(self, dtype) -> LocalTensor:
         """Take a free buffer (waits on the NPU until its previous readers are done)."""
@@ -264,6 +381,7 @@ class TBuf(_Named):
 
     def __init__(self, position: TPosition = TPosition.VECCALC):
         core = current("TBuf")
+        core.__dict__.setdefault("tbufs", []).append(self)  # so TPipe.destroy / reset can detach it
         self.core, self.position = core, position
         self.name = "TBuf"
         self.pipe = None
@@ -283,3 +401,15 @@ class TBuf(_Named):
         if not 0 <= length <= capacity:
             raise core.error("get", f"{self.name}.get(len={length}) but the buffer holds {capacity} x {dtype.name}", kind="out-of-bounds")
         return LocalTensor.at(core, self.addr, length, dtype, self.name, self)
+
+
+def get_tpipe_ptr() -> TPipe:
+    """``GetTPipePtr``: the core's TPipe (set when the kernel constructs it; GetTPipePtr.md).
+
+    Raises:
+        KernelError: the kernel has not constructed a TPipe yet.
+    """
+    core = current("get_tpipe_ptr")
+    if core.pipe is None:
+        raise core.error("get_tpipe_ptr", "no TPipe yet: construct one (pipe = asc.TPipe()) before get_tpipe_ptr()")
+    return core.pipe

@@ -23,6 +23,8 @@ import numpy as np
 from fusekit.soc import SoC, get_soc
 
 from . import dtypes
+from . import overflow as overflow_modes
+from .scalar import int32
 from .trace import Access, GmBuffer, Instr, Pipe, Sync, Trace
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -37,7 +39,8 @@ class KernelError(RuntimeError):
     Attributes:
         kind: what went wrong, for tools: ``out-of-bounds``, ``misaligned``, ``unaligned-length``,
             ``partial-overlap``, ``ub-overflow``, ``leak``, ``double-free``, ``illegal-free``,
-            ``foreign-tensor``, ``illegal-enque``, ``deadlock``, ``unsupported`` or ``api`` (misuse).
+            ``foreign-tensor``, ``illegal-enque``, ``deadlock``, ``unsupported``, ``overflow`` (scalar
+            integer arithmetic that wraps, ``scalar.py``) or ``api`` (misuse).
         core: block index of the failing core, or None for launch-time errors.
         op: the API call that failed.
         file, line: where the kernel source made the call.
@@ -68,12 +71,22 @@ def kernel_frame():
     return frame
 
 
+# kinds of KernelError that are one access gone wrong: under the sanitizer (``launch(faults=)``) they
+# become findings and the run goes on with the access clipped or skipped (msSanitizer reports each)
+ACCESS_FAULTS = frozenset({"out-of-bounds", "misaligned"})
+
+
 class Core:
-    """One AIV core during a launch: block index, UB arena, recorded instructions."""
+    """One AIV core during a launch: block index, UB arena, recorded instructions.
+
+    ``faults``: None (a plain launch: the first fault raises), or the list that collects access
+    faults (:data:`ACCESS_FAULTS`) while the kernel goes on (see :meth:`fault`).
+    """
 
     def __init__(self, idx: int, block_num: int, soc: SoC, strict: bool, log: list[str] | None = None,
-                 executor: "Executor | None" = None):
+                 executor: "Executor | None" = None, faults: "list | None" = None):
         self.idx = idx
+        self.faults = faults
         self.executor = executor
         self.log = [] if log is None else log  # device printf output, printed when the launch ends
         self.block_num = block_num
@@ -84,24 +97,48 @@ class Core:
         self.pipe = None      # the core's TPipe, once constructed
         self.queues: list = []
         self.sync_all_hook: Callable[[], None] | None = None  # set by the scheduler
+        # wait_hook(ready): block this core until ready() holds (cross-core flags, crosscore.py); set by the runner
+        self.wait_hook: Callable[[Callable[[], bool]], None] | None = None
+        self.launch_flags: dict = {}  # cross-core flag counters shared by the launch's cores
         self.progress: Callable[[], None] | None = None
 
     def record(self, op: str, pipe: Pipe, *, reads: tuple[Access, ...] = (), writes: tuple[Access, ...] = (),
                undefined: tuple[Access, ...] = (), sync: Sync | None = None, count: int = 0, nbytes: int = 0,
                dtype: str = "", effect: Callable[[], None] | None = None, repeats: int = 0,
-               cost: str = "") -> None:
+               cost: str = "", lines: tuple[Access, ...] = ()) -> None:
         """Append an instruction to the Trace, then apply its memory ``effect`` (all checks are done by now).
 
-        An executor (race replay) may instead hold the effect back and apply it later.
+        An executor (race replay) may instead hold the effect back and apply it later. ``count``,
+        ``nbytes`` and ``repeats`` are stored as plain ints (kernel scalars are typed, ``scalar.py``).
         """
+        if getattr(self, "auto", None) is not None:  # LocalTensorAuto: the syncs pyasc's compiler inserts
+            from .autosync import hook
+            hook(self, op, pipe, reads, writes + undefined, sync)
         frame = kernel_frame()
-        instr = Instr(self.idx, len(self.instrs), op, pipe, reads, writes, undefined, sync, count, nbytes, dtype,
-                      frame.f_code.co_filename if frame else "", frame.f_lineno if frame else 0, repeats, cost)
+        instr = Instr(self.idx, len(self.instrs), op, pipe, reads, writes, undefined, sync, int(count), int(nbytes),
+                      dtype, frame.f_code.co_filename if frame else "", frame.f_lineno if frame else 0, int(repeats),
+                      cost, lines)
         self.instrs.append(instr)
         if self.executor is not None:
             self.executor.run(instr, effect)
         elif effect is not None:
             effect()
+
+    def fault(self, error: KernelError) -> None:
+        """Report an access fault: raise it in a plain launch; under the sanitizer collect it and
+        return, so that the caller goes on with the access clipped or skipped.
+
+        Raises:
+            KernelError: ``error``, unless faults are collected and it is an access fault.
+        """
+        if self.faults is None or error.kind not in ACCESS_FAULTS:
+            raise error
+        self.faults.append(error)
+
+    @property
+    def collecting(self) -> bool:
+        """Whether access faults are collected (the sanitizer) rather than raised."""
+        return self.faults is not None
 
     def error(self, op: str, detail: str, kind: str = "api", **where) -> KernelError:
         """A KernelError located at the kernel line that is executing now."""
@@ -213,7 +250,8 @@ class KernelFunction:
     ``kernel[core_num](*args, **kwargs)`` launches it on the simulator; inside a running kernel
     it is a plain call (helpers). Launch options ``soc=`` (SoC name, default Ascend910B1) and
     ``strict=`` (default True; False reproduces the NPU's silent DataCopy round-down instead of
-    raising) may be passed as keywords unless the kernel has parameters of those names; use
+    raising), ``overflow=`` ("inf_nan" or "saturation", where the SoC supports it) and ``auto_sync=``
+    (see :func:`launch`) may be passed as keywords unless the kernel has parameters of those names; use
     :func:`launch` then.
     """
 
@@ -233,13 +271,45 @@ class KernelFunction:
         core_num = key[0] if isinstance(key, tuple) else key  # kernel[core_num, stream]
 
         def launcher(*args, **kwargs) -> LaunchResult:
-            options = {k: kwargs.pop(k) for k in ("soc", "strict") if k in kwargs and k not in self.signature.parameters}
+            options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS if k in kwargs and k not in self.signature.parameters}
             return launch(self, core_num, args, kwargs, **options)
 
         return launcher
 
     def __repr__(self) -> str:
         return f"<asc.jit kernel {self.fn.__name__}>"
+
+
+LAUNCH_OPTIONS = ("soc", "strict", "overflow", "auto_sync")  # keywords of kernel[n](...) that are launch options
+
+
+def recoverable(fn: Callable) -> Callable:
+    """Wrap an instruction so that, under the sanitizer, an access fault it raises skips it.
+
+    The instruction records nothing and changes no memory, the fault is collected, and the kernel
+    goes on (msSanitizer reports every illegal access of a run, SAN memcheck). In a plain launch
+    the KernelError propagates.
+    """
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except KernelError as exc:
+            core = running_core()
+            if core is None or not core.collecting or exc.kind not in ACCESS_FAULTS or exc.core != core.idx:
+                raise
+            core.faults.append(exc)
+            return None
+
+    return wrapper
+
+
+def _auto_sync(kernel: "KernelFunction", auto_sync) -> bool:
+    """The launch's auto_sync: given, else the kernel's ``@asc.jit(auto_sync=...)``, else True (pyasc's default)."""
+    value = kernel.options.get("auto_sync", True) if auto_sync is None else auto_sync
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"auto_sync must be True or False, got {value!r}")
+    return bool(value)
 
 
 def jit(fn: Callable | None = None, **options):
@@ -253,7 +323,8 @@ def jit(fn: Callable | None = None, **options):
 def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict | None = None, *,
            soc: "str | SoC | None" = None, strict: bool = True, executor: Executor | None = None,
            progress: Callable[[], None] | None = None, sample_cores: bool = False,
-           reverse_cores: bool = False, device_output="stdout") -> LaunchResult:
+           reverse_cores: bool = False, device_output="stdout", overflow: str | None = None,
+           auto_sync: "bool | None" = None, faults: "list | None" = None) -> LaunchResult:
     """Run ``kernel`` on ``core_num`` simulated cores.
 
     Args:
@@ -261,7 +332,8 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
         core_num: block_dim, in [1, 65535].
         args, kwargs: kernel arguments. numpy arrays become global buffers (copied in, and copied
             back if the kernel wrote them, as pyasc does); Python ints become int32 and floats
-            float32, as pyasc converts them; ConstExpr parameters pass through.
+            float32, as pyasc converts them (int32 arithmetic that wraps raises KernelError,
+            ``fusekit.asc.scalar``); ConstExpr parameters pass through.
         soc: SoC name (default Ascend910B1).
         strict: raise on DataCopy lengths the NPU would silently round down (default).
         executor: decides when instruction effects land (race replay); default: at once.
@@ -272,6 +344,17 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
         reverse_cores: run the cores last block first (a legal order too: cores run concurrently).
         device_output: where device printf output goes once the kernel has run: a text stream,
             "stdout" (the default), or None to drop it.
+        auto_sync: the kernel is built with automatic synchronisation (pyasc's ``@asc.jit(auto_sync=)``,
+            bisheng's ``--cce-auto-sync``): the compiler inserts ``pipe_barrier(PIPE_V)`` between
+            dependent vector instructions (AD-API PipeBarrier(ISASI).md; ``fusekit.hb`` rule 2).
+            None (default): the kernel's jit option, else True. Recorded as ``Trace.auto_sync``;
+            it changes no value, only what the analyses consider ordered.
+        faults: None (default): the first access fault raises KernelError. A list (the
+            sanitizer): out-of-bounds and misaligned accesses (:data:`ACCESS_FAULTS`) are appended
+            to it as KernelErrors and the kernel goes on, the access clipped or skipped. Other
+            KernelErrors (an unaligned DataCopy length included) still stop the kernel.
+        overflow: float overflow mode of the vector unit, "inf_nan" or "saturation"
+            (``fusekit.asc.overflow``); default the SoC's (``SoC.overflow_default``).
 
     Returns:
         LaunchResult with the Trace of every core.
@@ -286,17 +369,20 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
     if isinstance(core_num, bool) or not isinstance(core_num, (int, np.integer)) or not 1 <= core_num <= MAX_CORE_NUM:
         raise ValueError(f"core_num must be an integer in [1, {MAX_CORE_NUM}] (the NPU's block_dim range), got {core_num!r}")
     spec = get_soc(soc)
+    overflow_mode = overflow_modes.choose(spec, overflow)
+    auto_sync = _auto_sync(kernel, auto_sync)
     bound = _bind(kernel, args, kwargs or {})
     gm = {v.gm.name: v.gm for v in bound.values() if isinstance(v, GlobalAddress)}
     trace = Trace(kernel.fn.__name__, spec.name, int(core_num), spec.ub_bytes,
-                  gm={name: GmBuffer(name, a.dtype.name, a.data.size) for name, a in gm.items()})
+                  gm={name: GmBuffer(name, a.dtype.name, a.data.size) for name, a in gm.items()}, auto_sync=auto_sync)
     started = time.perf_counter()
     log: list[str] = []
     cores: dict[int, Core] = {}
 
     def make_core(i: int) -> Core:
-        cores[i] = Core(i, int(core_num), spec, strict, log, executor)
+        cores[i] = Core(i, int(core_num), spec, strict, log, executor, faults)
         cores[i].progress = progress
+        cores[i].overflow = overflow_mode
         return cores[i]
 
     sampled = sample_cores and int(core_num) > 2 and not _calls_sync_all(kernel.fn)
@@ -348,6 +434,8 @@ def _to_device(name: str, value, kind: str = ""):
     """Convert one launch argument as pyasc does (docs/pyasc-api.md, "Launch")."""
     if kind == "ConstExpr":
         return value
+    if type(value).__module__.split(".")[0] == "torch" and hasattr(value, "numpy"):
+        value = _torch_view(name, value)  # pyasc takes torch.Tensor GM arguments too
     if isinstance(value, np.ndarray):
         return GlobalAddress(GmArray(name, value))
     if kind == "GlobalAddress" or isinstance(value, (list, tuple, dict, set)):
@@ -359,10 +447,25 @@ def _to_device(name: str, value, kind: str = ""):
         if not INT32_MIN <= value <= INT32_MAX:
             raise ValueError(f"argument {name}={value} does not fit the kernel's int32 scalar; split the work "
                              "into launches whose lengths fit in 32 bits")
-        return int(value)
+        return int32(int(value))  # arithmetic on it is checked for int32 wrap-around (fusekit.asc.scalar)
     if isinstance(value, (float, np.floating)):
         return float(np.float32(value))
     return value
+
+
+def _torch_view(name: str, tensor) -> np.ndarray:
+    """A CPU ``torch.Tensor`` argument as the numpy array sharing its memory (results land in the tensor).
+
+    Raises:
+        TypeError: the tensor is not on the CPU, not contiguous, or of a dtype numpy lacks (bfloat16).
+    """
+    if tensor.device.type != "cpu" or not tensor.is_contiguous():
+        raise TypeError(f"argument {name}: the simulator takes contiguous CPU torch tensors, got one on "
+                        f"{tensor.device} (contiguous: {tensor.is_contiguous()}); use tensor.cpu().contiguous()")
+    try:
+        return tensor.detach().numpy()
+    except TypeError as exc:
+        raise TypeError(f"argument {name}: torch {tensor.dtype} has no numpy dtype ({exc}); pass a numpy array") from None
 
 
 def _copy_back(buffers, trace: Trace) -> None:
@@ -388,15 +491,26 @@ def _run_cores(kernel: KernelFunction, block_dim: int, make_core: Callable[[int]
 
 
 def _run_sequentially(indices, make_core: Callable[[int], Core], body: Callable[[], None]) -> None:
+    flags: dict = {}
     try:
         for i in indices:
             core = make_core(i)
             core.sync_all_hook = _needs_scheduler
+            core.launch_flags, core.wait_hook = flags, _wait_sequential
             _set_current(core)
             body()
             _finish(core)
+            _write_back(core)  # the next core starts after this one has ended: a legal order on the NPU
     finally:
         _set_current(None)
+
+
+def _write_back(core: Core) -> None:
+    """A core's dirty data-cache lines reach GM (``cache.py``): when a sequentially run core ends,
+    or, for cores that synchronise with sync_all (run concurrently), when the launch ends."""
+    cache = core.__dict__.get("dcache")
+    if cache is not None:
+        cache.flush()
 
 
 class _NeedsScheduler(BaseException):
@@ -405,6 +519,14 @@ class _NeedsScheduler(BaseException):
 
 def _needs_scheduler() -> None:
     raise _NeedsScheduler
+
+
+def _wait_sequential(ready: Callable[[], bool]) -> None:
+    if not ready():  # another core must run first: rerun the launch with the scheduler
+        raise _NeedsScheduler
+
+
+_CROSS_CORE_SYNC = frozenset({"sync_all", "cross_core_wait_flag"})  # calls that wait for other cores
 
 
 def _calls_sync_all(fn: Callable, seen: set | None = None) -> bool:
@@ -418,7 +540,7 @@ def _calls_sync_all(fn: Callable, seen: set | None = None) -> bool:
     for const in code.co_consts:  # nested code (comprehensions, lambdas)
         if inspect.iscode(const):
             names |= set(const.co_names)
-    if "sync_all" in names:
+    if names & _CROSS_CORE_SYNC:
         return True
     return any(_calls_sync_all(helper.fn, seen) for name in names
                if isinstance(helper := fn.__globals__.get(name), KernelFunction))
@@ -446,6 +568,8 @@ class _Scheduler:
         self.threads: list[threading.Thread] = []
         self.ready: list[int] = []    # released from a barrier, not yet resumed
         self.waiting: list[int] = []  # in sync_all
+        self.blocked: dict[int, Callable[[], bool]] = {}  # in a cross-core wait: core -> released?
+        self.flags: dict = {}
         self.done: list[int] = []
         self.error: BaseException | None = None
         self.finished = threading.Event()
@@ -458,9 +582,15 @@ class _Scheduler:
         _set_current(None)
         if self.error is not None:
             raise self.error
+        for i in sorted(self.cores):
+            _write_back(self.cores[i])
 
     def _hand_over(self) -> None:
         """Give the turn to the next core to run, or end the launch."""
+        for i, released in list(self.blocked.items()):
+            if released():
+                del self.blocked[i]
+                self.ready.append(i)
         if self.ready:
             self.go[self.ready.pop(0)].set()
         elif len(self.go) < len(self.order):
@@ -469,6 +599,13 @@ class _Scheduler:
             self.threads.append(threading.Thread(target=self._core_main, args=(i,), daemon=True))
             self.threads[-1].start()
             self.go[i].set()
+        elif self.blocked:
+            i = min(self.blocked, key=self.position.__getitem__)
+            stuck = self.cores[i].instrs[-1]  # its wait
+            self._fail(KernelError(stuck.op, f"deadlock: aiv({', '.join(map(str, sorted(self.blocked)))}) wait for a "
+                                   "cross-core flag that no running core will set; on the NPU they hang. Every AIV "
+                                   "core must call cross_core_set_flag with that flag id before it can be waited on",
+                                   core=i, kind="deadlock", file=stuck.file, line=stuck.line))
         elif self.waiting and self.done:
             stuck = self.cores[self.waiting[0]].instrs[-1]  # its sync_all
             self._fail(KernelError("sync_all", f"deadlock: aiv({', '.join(map(str, self.waiting))}) wait in sync_all "
@@ -488,6 +625,7 @@ class _Scheduler:
         try:
             core = self.cores[i] = self.make_core(i)
             core.sync_all_hook = lambda: self._arrive(i)
+            core.launch_flags, core.wait_hook = self.flags, lambda ready: self._block(i, ready)
             _set_current(core)
             self.body()
             _finish(core)
@@ -502,6 +640,18 @@ class _Scheduler:
     def _arrive(self, i: int) -> None:
         """Core i reached sync_all: let the others run, resume when all have arrived."""
         self.waiting.append(i)
+        self.go[i].clear()
+        self._hand_over()
+        self.go[i].wait()
+        if self.error is not None:
+            raise _Aborted
+        _set_current(self.cores[i])
+
+    def _block(self, i: int, ready: Callable[[], bool]) -> None:
+        """Core i waits for other cores (a cross-core flag): let them run until ``ready()`` holds."""
+        if ready():
+            return
+        self.blocked[i] = ready
         self.go[i].clear()
         self._hand_over()
         self.go[i].wait()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 
 from .runtime import current
+from .scalar import int32
 from .tensor import LocalTensor
 from .trace import Pipe, Sync, SyncKind
 
@@ -41,13 +42,13 @@ class HardEvent(enum.Enum):
 
 
 def get_block_idx() -> int:
-    """Index of this core in [0, get_block_num())."""
-    return current("get_block_idx").idx
+    """Index of this core in [0, get_block_num()), an int32 scalar as pyasc types it (``scalar.py``)."""
+    return int32(current("get_block_idx").idx)
 
 
 def get_block_num() -> int:
-    """Number of cores launched (block_dim)."""
-    return current("get_block_num").block_num
+    """Number of cores launched (block_dim), an int32 scalar as pyasc types it (``scalar.py``)."""
+    return int32(current("get_block_num").block_num)
 
 
 def pipe_barrier(pipe: PipeID) -> None:

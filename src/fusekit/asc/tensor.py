@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
-from .runtime import GlobalAddress, GmArray, KernelError, current
+from .cache import cache_of
+from .runtime import GlobalAddress, GmArray, KernelError, current, kernel_frame
+from .scalar import is_integer_dtype, typed
 from .trace import Access, Mem, Pipe
 
 
@@ -63,35 +65,54 @@ class GlobalTensor:
         return sub
 
     def get_value(self, index: int):
-        """Scalar read of element ``index`` on PIPE_S; returns a Python number."""
+        """Scalar read of element ``index`` on PIPE_S, through the core's data cache (``cache.py``).
+
+        Returns a Python float, or for an integer dtype a typed scalar (``scalar.py``). A line the
+        core cached before another agent wrote GM gives the stale value, as on the NPU.
+        """
         core = current("get_value")
-        start, stop = self.span(core, "get_value", 1, first=_offset(index, "get_value"))
-        return _scalar_read(core, self.access(start, stop), self.gm.data, self.gm.dtype)
+        where = _element(core, self, "get_value", index)
+        if where is None:  # out of bounds under the sanitizer: the fault is collected, the value is garbage
+            return _garbage(self.dtype)
+        start, stop = where
+        cache, gm = cache_of(core), self.gm
+        return _scalar_read(core, self.access(start, stop), lambda: cache.read(gm, start, stop), gm.dtype)
 
     def set_value(self, index: int, value) -> None:
-        """Scalar write of element ``index`` on PIPE_S; ``value`` is converted to the dtype."""
+        """Scalar write of element ``index`` on PIPE_S; ``value`` is converted to the dtype.
+
+        The store changes the core's cached line only; GM gets the whole 64 B line when
+        ``data_cache_clean_and_invalid`` cleans it or when the launch ends (``cache.py``).
+        """
         core = current("set_value")
-        start, stop = self.span(core, "set_value", 1, first=_offset(index, "set_value"))
-        element = dtypes.to_scalar(value, self.gm.dtype)
+        where = _element(core, self, "set_value", index)
+        if where is None:  # out of bounds under the sanitizer: the fault is collected, the store skipped
+            return
+        start, stop = where
+        element = np.frombuffer(dtypes.to_scalar(value, self.gm.dtype).tobytes(), np.uint8)
+        cache, gm = cache_of(core), self.gm
 
         def effect():
-            self.gm.data[start:stop].view(self.gm.dtype.np)[0] = element
+            cache.write(gm, start, element)
 
         core.record("set_value", Pipe.S, writes=(self.access(start, stop),), count=1, nbytes=stop - start,
                     dtype=self.gm.dtype.name, effect=effect)
 
-    def span(self, core, op: str, count: int, first: int = 0) -> tuple[int, int]:
-        """Byte range of elements ``[offset + first, offset + first + count)``, bounds-checked."""
+    def span(self, core, op: str, count: int, first: int = 0, hint: str = "") -> tuple[int, int]:
+        """Byte range of elements ``[offset + first, offset + first + count)``, bounds-checked.
+
+        ``hint`` is added to an out-of-bounds message (e.g. a stride's unit).
+        """
         self._check_set(op)
-        lo = self.offset + first
-        hi = lo + count
+        lo = self.offset + int(first)  # plain ints: byte offsets may pass 2**31 legitimately
+        hi = lo + int(count)
         name, view_hi = self.gm.name, self.base + self.size
         size = self.gm.dtype.sizeof()
         where = dict(tensor=name, start=lo, stop=hi, mem="GM", buffer=name, byte_range=(lo * size, hi * size))
         if lo < self.base or hi > view_hi:
             raise core.error(op, f"accesses {name} elements [{lo}, {hi}) outside its GlobalTensor view "
                                  f"[{self.base}, {view_hi}); check the offset and count against the size given to "
-                                 "set_global_buffer", **where, kind="out-of-bounds")
+                                 f"set_global_buffer{hint}", **where, kind="out-of-bounds")
         if lo < 0 or hi > self.gm.length:
             raise core.error(op, f"accesses {name} elements [{lo}, {hi}) outside the GM buffer {name} of "
                                  f"{self.gm.length} elements; check the view set by set_global_buffer", **where, kind="out-of-bounds")
@@ -123,7 +144,7 @@ class LocalTensor:
     ``name`` is how messages call it.
     """
 
-    __slots__ = ("core", "addr", "length", "dtype", "name", "owner")
+    __slots__ = ("core", "addr", "length", "dtype", "name", "owner", "site", "tag")
 
     def __init__(self, dtype, pos=None, addr: int = 0, tile_size: int = 0):
         core, op = current("LocalTensor"), "LocalTensor"
@@ -135,44 +156,104 @@ class LocalTensor:
             raise core.error(op, f"LocalTensor at UB byte {addr} with {tile_size} x {dtype.name} ends past the "
                                  f"{core.soc.ub_bytes} B of UB", kind="ub-overflow")
         self.core, self.addr, self.length, self.dtype = core, int(addr), int(tile_size), dtype
-        self.name, self.owner = f"UB@{addr}", None
+        self.name, self.owner, self.site = f"UB@{addr}", None, _site(self.addr, f"LocalTensor at UB byte {addr}")
 
     @classmethod
     def at(cls, core, addr: int, length: int, dtype: dtypes.DataType, name: str, owner=None) -> "LocalTensor":
         """A tensor over ``length`` elements at UB byte ``addr`` of ``core`` (how queues and buffers make them)."""
         tensor = cls.__new__(cls)
-        tensor.core, tensor.addr, tensor.length, tensor.dtype, tensor.name, tensor.owner = \
-            core, addr, length, dtype, name, owner
+        tensor.core, tensor.addr, tensor.length, tensor.dtype, tensor.name, tensor.owner, tensor.site = \
+            core, addr, length, dtype, name, owner, None
         return tensor
 
     def __getitem__(self, key) -> "LocalTensor":
+        """``t[offset:]``: the tensor ``offset`` elements further (AD-API LocalTensor/operator[]).
+
+        The offset must lie in ``[0, length]`` ("offset不能超过原有LocalTensor的size大小"): checked here.
+        Ascend C allows any element offset, so a sub-tensor that does not start on a 32 B boundary
+        is legal for scalar get_value / set_value; it is refused when an instruction takes it as an
+        operand (UB operands are 32 B aligned, AD-API 通用说明和约束.md), and that KernelError names
+        this line, where the sub-tensor was made, as well as the instruction's.
+        """
         off = _offset(key, "LocalTensor[]")
-        if off < 0:
-            raise current("LocalTensor[]").error("LocalTensor[]", f"{self.name}[{off}:]: a sub-tensor offset must be "
-                                                                  ">= 0; it would reach into the UB before the tensor", kind="out-of-bounds")
-        return LocalTensor.at(self.core, self.addr + off * self.dtype.sizeof(), self.length - off, self.dtype,
-                           f"{self.name}[{off}:]" if off else self.name, self.owner)
+        if not 0 <= off <= self.length:
+            core = current("LocalTensor[]")
+            core.fault(core.error(
+                "LocalTensor[]", f"{self.name}[{off}:]: a sub-tensor offset must be in [0, {self.length}] (the "
+                                 f"tensor's length); it would start {'before' if off < 0 else 'past the end of'} the "
+                                 "tensor", kind="out-of-bounds", **self.describe(1, off)))
+            off = min(max(off, 0), self.length)  # under the sanitizer: clipped, and the kernel goes on
+        name = f"{self.name}[{off}:]" if off else self.name
+        sub = LocalTensor.at(self.core, self.addr + off * self.dtype.sizeof(), self.length - off, self.dtype, name,
+                             self.owner)
+        sub.site = self.site if off * self.dtype.sizeof() % 32 == 0 else _site(sub.addr, f"{name} (UB byte {sub.addr})")
+        return sub
 
     def get_length(self) -> int:
-        """Length in elements."""
-        return self.length
+        """Length in elements, a ``uint32`` scalar as pyasc types it (``core/tensor.py``)."""
+        return typed(self.length, dtypes.uint32)
+
+    def get_size(self) -> int:
+        """``GetSize``: number of elements, a uint32 scalar."""
+        return typed(self.length, dtypes.uint32)
+
+    def set_size(self, size: int) -> None:
+        """``SetSize(size)``: the tensor now has ``size`` elements, at most what its buffer holds.
+
+        Raises:
+            KernelError (out-of-bounds): ``size`` past the end of the queue buffer / TBuf / UB.
+        """
+        core = current("set_size")
+        capacity = self._buffer_bytes() // self.dtype.sizeof()
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 0 <= size <= capacity:
+            raise core.error("set_size", f"{self.name}.set_size({size!r}): the buffer under it holds {capacity} x "
+                                         f"{self.dtype.name}", kind="out-of-bounds", tensor=self.name)
+        self.length = int(size)
+
+    def _buffer_bytes(self) -> int:
+        """Bytes from this tensor's address to the end of its buffer (queue slot, TBuf, or the UB)."""
+        owner = self.owner
+        in_queue = "queue" in getattr(type(owner), "__slots__", ())  # a queue's buffer (fwk._Slot); a TBuf has nbytes
+        base, nbytes = ((owner.addr, owner.queue.nbytes) if in_queue else
+                        (owner.addr, owner.nbytes) if owner is not None else (0, self.core.soc.ub_bytes))
+        return base + nbytes - self.addr
+
+    def get_phy_addr(self, offset: int = 0) -> int:
+        """``GetPhyAddr(offset)``: UB byte address of element ``offset`` (uint64 scalar)."""
+        return typed(self.addr + int(offset) * self.dtype.sizeof(), dtypes.uint64)
+
+    def set_user_tag(self, tag: int) -> None:
+        """``SetUserTag(tag)``: an int32 label the kernel attaches to the tensor (no effect on memory)."""
+        self.tag = int(tag)
+
+    def get_user_tag(self) -> int:
+        """``GetUserTag``: the tag set by :meth:`set_user_tag` (0 before), an int32 scalar."""
+        return typed(getattr(self, "tag", 0), dtypes.int32)
 
     def reinterpret_cast(self, dtype) -> "LocalTensor":
         """The same bytes seen as ``dtype``."""
         dtype = dtypes.as_dtype(dtype)
-        return LocalTensor.at(self.core, self.addr, self.length * self.dtype.sizeof() // dtype.sizeof(), dtype,
-                           self.name, self.owner)
+        cast = LocalTensor.at(self.core, self.addr, self.length * self.dtype.sizeof() // dtype.sizeof(), dtype,
+                              self.name, self.owner)
+        cast.site = self.site
+        return cast
 
     def get_value(self, index: int):
-        """Scalar read of element ``index`` on PIPE_S; returns a Python number."""
+        """Scalar read of element ``index`` on PIPE_S: a Python float, or a typed integer scalar."""
         core = current("get_value")
-        start, stop = self.span(core, "get_value", 1, first=_offset(index, "get_value"))
-        return _scalar_read(core, self.access(start, stop), core.ub, self.dtype)
+        where = _element(core, self, "get_value", index)
+        if where is None:  # out of bounds under the sanitizer: the fault is collected, the value is garbage
+            return _garbage(self.dtype)
+        start, stop = where
+        return _scalar_read(core, self.access(start, stop), lambda: core.ub[start:stop], self.dtype)
 
     def set_value(self, index: int, value) -> None:
         """Scalar write of element ``index`` on PIPE_S; ``value`` is converted to the dtype."""
         core = current("set_value")
-        start, stop = self.span(core, "set_value", 1, first=_offset(index, "set_value"))
+        where = _element(core, self, "set_value", index)
+        if where is None:  # out of bounds under the sanitizer: the fault is collected, the store skipped
+            return
+        start, stop = where
         element = dtypes.to_scalar(value, self.dtype)
 
         def effect():
@@ -181,14 +262,19 @@ class LocalTensor:
         core.record("set_value", Pipe.S, writes=(self.access(start, stop),), count=1, nbytes=stop - start,
                     dtype=self.dtype.name, effect=effect)
 
-    def span(self, core, op: str, count: int, first: int = 0) -> tuple[int, int]:
-        """UB byte range of elements ``[first, first + count)``, checked against the tensor's length."""
+    def span(self, core, op: str, count: int, first: int = 0, hint: str = "") -> tuple[int, int]:
+        """UB byte range of elements ``[first, first + count)``, checked against the tensor's length.
+
+        ``hint`` replaces the default advice in an out-of-bounds message (e.g. a stride's unit).
+        """
+        first, count = int(first), int(count)
         if core is not self.core:
             raise core.error(op, f"{self.name} belongs to aiv({self.core.idx})'s UB, not this core's", kind="out-of-bounds")
         size = self.dtype.sizeof()
         if first < 0 or count < 0 or first + count > self.length:
             raise core.error(op, f"accesses {self.name} elements [{first}, {first + count}) but the tensor has "
-                                 f"{max(self.length, 0)} elements; lower the count or allocate a larger buffer",
+                                 f"{max(self.length, 0)} elements; "
+                                 f"{hint or 'lower the count or allocate a larger buffer'}",
                              kind="out-of-bounds", **self.describe(count, first))
         return self.addr + first * size, self.addr + (first + count) * size
 
@@ -209,24 +295,69 @@ class LocalTensor:
         return f"LocalTensor({self.name}: {self.length} x {self.dtype.name} at UB+{self.addr})"
 
 
-def _scalar_read(core, access: Access, memory: np.ndarray, dtype: dtypes.DataType):
+def _scalar_read(core, access: Access, load, dtype: dtypes.DataType):
     """A get_value on PIPE_S: the read is the instruction's effect, so an executor applies it in its
-    order (race replay), and the value comes back as a Python number."""
+    order (race replay). ``load()`` gives the element's bytes. The value comes back as a Python
+    float, or a typed integer scalar for integer dtypes (pyasc: the tensor's element type)."""
     value = []
 
     def effect():
-        value.append(memory[access.start:access.stop].view(dtype.np)[0].item())
+        value.append(load().view(dtype.np)[0].item())
 
     core.record("get_value", Pipe.S, reads=(access,), count=1, nbytes=access.nbytes, dtype=dtype.name, effect=effect)
-    return value[0] if value else memory[access.start:access.stop].view(dtype.np)[0].item()
+    result = value[0] if value else load().view(dtype.np)[0].item()
+    return typed(result, dtype) if is_integer_dtype(dtype) else result
+
+
+def _element(core, tensor, op: str, index) -> "tuple[int, int] | None":
+    """Byte range of element ``index`` for a scalar access; None when it is out of bounds and the
+    sanitizer collected the fault (``Core.fault``: a plain launch raises)."""
+    first = _offset(index, op)
+    try:
+        return tensor.span(core, op, 1, first=first)
+    except KernelError as exc:
+        core.fault(exc)
+        return None
+
+
+def _garbage(dtype: dtypes.DataType):
+    """What a scalar read past a tensor gives here: the poison bytes (NaN, or -1 for signed integers)."""
+    value = np.full(dtype.sizeof(), 0xFF, np.uint8).view(dtype.np)[0].item()
+    return typed(value, dtype) if is_integer_dtype(dtype) else value
+
+
+def _site(addr: int, what: str):
+    """Where a UB tensor not on a 32 B boundary was made: (file, line, what), or None if aligned."""
+    if addr % 32 == 0:
+        return None
+    frame = kernel_frame()
+    return (frame.f_code.co_filename, frame.f_lineno, what) if frame else ("", 0, what)
 
 
 def check_ub_aligned(core, op: str, tensor: LocalTensor) -> None:
-    """UB operand addresses must be 32-byte aligned (AD-API DataCopy and 通用说明和约束.md)."""
+    """UB operand addresses must be 32-byte aligned (AD-API DataCopy and 通用说明和约束.md).
+
+    Under the sanitizer (``Core.fault``) the error is collected instead and the access goes on at
+    the given address, so that later faults are reported too.
+
+    Raises:
+        KernelError (kind ``misaligned``) located at the kernel line that made the unaligned
+        sub-tensor or placement, naming the instruction that used it.
+    """
     if tensor.addr % 32:
-        raise core.error(op, f"{tensor.name} starts at UB byte {tensor.addr}, not 32-byte aligned: UB operands "
-                             "must start on a 32 B boundary; use an offset that is a multiple of "
-                             f"{32 // tensor.dtype.sizeof()} elements", tensor=tensor.name, kind="misaligned")
+        step = 32 // tensor.dtype.sizeof()
+        detail = (f"{tensor.name} starts at UB byte {tensor.addr}, not 32-byte aligned: UB operands must start on "
+                  f"a 32 B boundary; use an offset that is a multiple of {step} elements")
+        site = getattr(tensor, "site", None)
+        if site is None or not site[0]:
+            core.fault(core.error(op, detail, tensor=tensor.name, kind="misaligned"))
+            return  # under the sanitizer: collected, and the access goes on at the given address
+        use = kernel_frame()
+        used = f" (used by {op} at {use.f_code.co_filename}:{use.f_lineno})" if use else ""
+        core.fault(KernelError(op, f"{detail}. It was made here, at {site[0]}:{site[1]}{used}; a sub-tensor at any "
+                              "offset is fine for get_value / set_value only",
+                          core=core.idx, file=site[0], line=site[1], tensor=tensor.name, kind="misaligned",
+                          mem="UB", buffer="UB", byte_range=(tensor.addr, tensor.addr + tensor.dtype.sizeof())))
 
 
 def expect_kind(core, op: str, what: str, value, kind) -> None:

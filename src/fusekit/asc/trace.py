@@ -41,6 +41,8 @@ class Access:
     """A byte range ``[start, stop)`` of one memory: a GM buffer (by kernel argument name) or UB.
 
     ``tensor`` names what the kernel called it (``"x1"``, ``"q_x1[1]"``) for messages.
+    ``atomic``: for a GM write made while store atomics are on (``fusekit.asc.atomic``), the
+    operation and dtype (``"add.float32"``); two such writes of the same kind need no ordering.
     """
 
     mem: Mem
@@ -48,6 +50,7 @@ class Access:
     start: int
     stop: int
     tensor: str = ""
+    atomic: str = ""
 
     @property
     def nbytes(self) -> int:
@@ -97,6 +100,8 @@ class Instr:
             not a vector instruction.
         cost: the instruction's cost class for the timing model (a key of the SoC params'
             vector cost table, e.g. ``"binary"``, ``"transcendental"``); "" = the default class.
+        lines: GM bytes whose 64 B data-cache lines the instruction cleans and invalidates
+            (``data_cache_clean_and_invalid``; ``fusekit.asc.cache``); not reads or writes.
     """
 
     core: int
@@ -114,6 +119,7 @@ class Instr:
     line: int = 0
     repeats: int = 0
     cost: str = ""
+    lines: tuple[Access, ...] = ()
 
     @property
     def where(self) -> str:
@@ -142,6 +148,8 @@ class Trace:
         cores: per-core instruction lists.
         stand_ins: cores that were not simulated -> the core whose instructions stand in for
             theirs (a launch with ``sample_cores``: every core but the last does the same work).
+        auto_sync: the kernel is built with automatic synchronisation (``launch(auto_sync=)``):
+            the compiler orders dependent PIPE_V instructions (``fusekit.hb``, rule 2).
     """
 
     kernel: str
@@ -151,6 +159,7 @@ class Trace:
     gm: dict[str, GmBuffer] = field(default_factory=dict)
     cores: list[list[Instr]] = field(default_factory=list)
     stand_ins: dict[int, int] = field(default_factory=dict)
+    auto_sync: bool = True
 
     def __iter__(self) -> Iterator[Instr]:
         for core in self.cores:

@@ -3,9 +3,13 @@
     report = fusekit.sanitize(kernel)[core_num](*args)
     print(report.to_text()); assert report.ok
 
-- memcheck: out-of-bounds and misaligned accesses, partial operand overlap, UB overflow, leaked or
-  badly freed queue tensors, two cores writing one 32-byte GM block;
-- racecheck: RAW / WAR / WAW between pipes of a core or between cores with no happens-before;
+- memcheck: out-of-bounds and misaligned accesses (every one of a run: the access is clipped or
+  skipped and the kernel goes on), partial operand overlap, UB overflow, leaked or badly freed
+  queue tensors, two cores writing one 32-byte GM block, UB values overwritten before anything read
+  them, hand-placed UB tensors that overlap while both are in use, scalar GM accesses the data
+  cache gets wrong (``cachecheck``);
+- racecheck: RAW / WAR / WAW between pipes of a core, between instructions of one pipe with no
+  barrier (MTE2, MTE3; V without ``auto_sync``), or between cores, with no happens-before;
 - initcheck: reads of never-written UB, of undefined DataCopyPad padding, of output GM before it
   is written, and output GM bytes no core writes;
 - synccheck: wait_flag without an earlier set_flag (deadlock), redundant or unwaited set_flag,
@@ -22,12 +26,13 @@ from typing import Callable
 
 import numpy as np
 
-from fusekit.asc.runtime import KernelError, KernelFunction, launch
+from fusekit.asc.runtime import LAUNCH_OPTIONS, KernelError, KernelFunction, launch
 from fusekit.asc.trace import Trace
 from fusekit.hb import trace_order
 
+from .cachecheck import cachecheck
 from .findings import TOOLS, Finding, Report, merge
-from .memcheck import block_overlaps, from_error
+from .memcheck import block_overlaps, from_error, placement_overlaps
 from .replay import ReplayExecutor
 from .scan import scan
 from .synccheck import synccheck
@@ -35,7 +40,7 @@ from .synccheck import synccheck
 __all__ = ["Finding", "Report", "TOOLS", "analyze", "sanitize"]
 
 
-def analyze(trace: Trace, *, error: KernelError | None = None, outputs=None) -> list[Finding]:
+def analyze(trace: Trace, *, error: KernelError | None = None, outputs=None, faults=()) -> list[Finding]:
     """All findings of one launch's Trace (and of the KernelError that stopped it, if any).
 
     Args:
@@ -43,8 +48,9 @@ def analyze(trace: Trace, *, error: KernelError | None = None, outputs=None) -> 
         error: the KernelError the launch raised, reported as a finding.
         outputs: names of GM arguments that are pure outputs (reading them before writing is
             reported); default: the written buffers are checked only for bytes never written.
+        faults: access faults collected during the launch (``launch(faults=)``), one finding each.
     """
-    return _analyze(trace, trace_order(trace), error, outputs)[0]
+    return _analyze(trace, trace_order(trace), error, outputs, faults)[0]
 
 
 def _names(outputs) -> "set[str] | None":
@@ -52,60 +58,100 @@ def _names(outputs) -> "set[str] | None":
     return None if outputs is None else {outputs} if isinstance(outputs, str) else set(outputs)
 
 
-def _analyze(trace: Trace, orders, error, outputs) -> tuple[list[Finding], list]:
-    races, inits, pairs = scan(trace, orders, _names(outputs))
-    findings = [from_error(error)] if error is not None else []
-    findings += block_overlaps(trace, orders) + races + inits + synccheck(trace)
+def _analyze(trace: Trace, orders, error, outputs, faults=()) -> tuple[list[Finding], list]:
+    races, inits, pairs, lost = scan(trace, orders, _names(outputs))
+    findings = [from_error(e) for e in faults] + ([from_error(error)] if error is not None else [])
+    findings += block_overlaps(trace, orders) + placement_overlaps(trace, orders) + lost
+    findings += cachecheck(trace, orders) + races + inits + synccheck(trace)
     if error is not None or any(f.kind == "deadlock" for f in findings):
         # bytes a stopped or hung kernel did not write are a consequence, not a finding of their own
         findings = [f for f in findings if f.kind != "output never written"]
     return sorted(merge(findings), key=lambda f: TOOLS.index(f.tool)), pairs
 
 
+SANITIZE_OPTIONS = ("outputs", "replay", *LAUNCH_OPTIONS)  # keywords of sanitize(kernel, ...)
+
+
 def sanitize(kernel: KernelFunction, *, outputs=None, replay: bool = False, soc=None,
-             strict: bool = True) -> "Sanitizer":
+             strict: bool = True, auto_sync: "bool | None" = None, overflow: "str | None" = None) -> "Sanitizer":
     """Wrap ``kernel`` so that ``sanitize(kernel)[core_num](*args)`` runs it and returns a :class:`Report`.
+
+    Every out-of-bounds or misaligned access of the run is a memcheck finding:
+    the access is clipped (``data_copy``) or skipped and the kernel goes on, so one run shows all
+    of them, as msSanitizer does. A plain launch raises KernelError at the first.
 
     Args:
         kernel: an ``@asc.jit`` kernel.
         outputs: GM argument names that are pure outputs (see :func:`analyze`).
         replay: if races are found, run the kernel again in an adversarial legal order and report
             how the outputs differ (the numbers the NPU could produce).
-        soc, strict: launch options (see ``fusekit.asc.launch``).
+        soc, strict, overflow: launch options (see ``fusekit.asc.launch``).
+        auto_sync: the kernel is built with automatic synchronisation (default: the kernel's
+            ``@asc.jit(auto_sync=)``, else True as CANN's projects and pyasc build). False: dependent
+            PIPE_V instructions need ``pipe_barrier(PIPE_V)`` and a pair without one is a race
+            (``fusekit.hb``, rule 2).
 
     Raises:
-        TypeError, ValueError: bad launch parameters (not kernel mistakes, which become findings).
+        TypeError, ValueError: bad launch parameters (not kernel mistakes, which become findings),
+            including a sanitizer option passed to the launch instead of to ``sanitize``.
     """
-    return Sanitizer(kernel, outputs, replay, soc, strict)
+    options = {"soc": soc, "strict": strict, "auto_sync": auto_sync}
+    if overflow is not None:
+        options["overflow"] = overflow
+    return Sanitizer(kernel, outputs, replay, options)
 
 
 class Sanitizer:
-    def __init__(self, kernel: KernelFunction, outputs, replay: bool, soc, strict: bool):
-        self.kernel, self.outputs, self.replay, self.soc, self.strict = kernel, outputs, replay, soc, strict
+    def __init__(self, kernel: KernelFunction, outputs, replay: bool, options: dict):
+        self.kernel, self.outputs, self.replay, self.options = kernel, outputs, replay, options
+
+    @property
+    def soc(self):
+        return self.options["soc"]
+
+    @property
+    def strict(self) -> bool:
+        return self.options["strict"]
 
     def __getitem__(self, key) -> Callable[..., Report]:
         core_num = key[0] if isinstance(key, tuple) else key
 
         def launcher(*args, **kwargs) -> Report:
+            self._check_options(kwargs)
             return self.run(core_num, args, kwargs)
 
         return launcher
 
+    def _check_options(self, kwargs: dict) -> None:
+        """A sanitizer option given to the launch (``sanitize(k)[n](..., soc=...)``) is refused
+        with the right place for it, unless the kernel has a parameter of that name."""
+        params = self.kernel.signature.parameters
+        misplaced = [k for k in SANITIZE_OPTIONS if k in kwargs and k not in params]
+        if misplaced:
+            name = self.kernel.fn.__name__
+            given = ", ".join(f"{k}={kwargs[k]!r}" for k in misplaced)
+            raise TypeError(f"{given} is an option of the sanitizer, not an argument of {name}: pass it as "
+                            f"fusekit.sanitize({name}, {given})[core_num](...); sanitize(kernel)[core_num](...) "
+                            "takes only the kernel's arguments")
+
     def run(self, core_num: int, args: tuple, kwargs: dict) -> Report:
         self._check_outputs(args, kwargs)
         pristine = _copy_arrays(args, kwargs) if self.replay else None
-        error = None
+        error, faults = None, []
         try:
-            trace = launch(self.kernel, core_num, args, kwargs, soc=self.soc, strict=self.strict).trace
+            trace = launch(self.kernel, core_num, args, kwargs, faults=faults, **self.options).trace
         except KernelError as exc:
             error, trace = exc, exc.trace
         orders = trace_order(trace)
-        findings, pairs = _analyze(trace, orders, error, self.outputs)
+        findings, pairs = _analyze(trace, orders, error, self.outputs, faults)
         report = Report(self.kernel.fn.__name__, int(core_num), findings, error, trace=trace)
         if self.kernel.options.get("insert_sync"):
             report.notes.append("the kernel asks pyasc to insert synchronisation (insert_sync=True); fusekit checks "
                                 "the kernel as written, so races pyasc would fix are reported too")
-        if pristine is not None and pairs and error is None:
+        if faults:
+            report.notes.append(f"{len(faults)} faulty access(es) were clipped or skipped so that the run could go on; "
+                                "outputs computed after the first are not what the NPU would give")
+        if pristine is not None and pairs and error is None and not faults:
             report.replay = self._replay(core_num, trace, orders, pairs, args, kwargs, pristine)
         return report
 
@@ -126,8 +172,8 @@ class Sanitizer:
         across_cores = any(a[0] != b[0] for a, b in pairs)
         replay_args, replay_kwargs = pristine
         try:
-            launch(self.kernel, core_num, replay_args, replay_kwargs, soc=self.soc, strict=self.strict,
-                   executor=executor, reverse_cores=across_cores, device_output=None)
+            launch(self.kernel, core_num, replay_args, replay_kwargs, executor=executor, reverse_cores=across_cores,
+                   device_output=None, **self.options)
         except KernelError as exc:
             return {"(replay)": f"the reordered run stopped: {exc}"}
         before = _arrays_by_name(self.kernel, args, kwargs)

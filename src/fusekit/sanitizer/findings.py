@@ -113,6 +113,9 @@ class Report:
     def to_text(self) -> str:
         """Findings grouped by tool, each with the kernel source lines involved."""
         notes = [f"note: {note}" for note in self.notes]
+        from fusekit.asc.autosync import summary  # syncs placed for LocalTensorAuto (pyasc's insert_sync)
+        auto = summary(self.trace)
+        notes += ["automatic syncs inserted (LocalTensorAuto):", *auto] if auto else []
         if self.ok:
             return "\n".join([f"{self.kernel} on {self.block_dim} core(s): no findings"] + notes)
         lines = [f"{self.kernel} on {self.block_dim} core(s): {len(self.findings)} finding(s)"] + notes

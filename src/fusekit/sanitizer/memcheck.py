@@ -1,9 +1,11 @@
-"""memcheck: illegal accesses and frees (the KernelError that stopped the kernel) and cores writing
-the same 32-byte GM block (SAN memcheck "multi-core overlapping writes").
+"""memcheck: illegal accesses and frees (KernelErrors), cores writing the same 32-byte GM block
+(SAN memcheck "multi-core overlapping writes"), and UB tensors placed on overlapping bytes.
 
-The simulator stops a kernel at its first out-of-bounds or misaligned access, partial operand
-overlap, UB overflow, leak or bad free, raising KernelError; the sanitizer turns that error into a
-finding of the tool msSanitizer would report it under. Two cores writing bytes of one 32-byte
+A plain launch stops a kernel at its first out-of-bounds or misaligned access, partial operand
+overlap, UB overflow, leak or bad free, raising KernelError. Under the sanitizer the access faults
+are collected and the kernel goes on (``fusekit.asc.runtime.Core.fault``), so every one becomes a
+finding, as msSanitizer reports each illegal access; the sanitizer turns each error into a finding
+of the tool msSanitizer would report it under. Two cores writing bytes of one 32-byte
 block in the same sync_all epoch is found on the Trace: GM moves in 32 B blocks (AD-API
 DataCopy), so the writes of neighbouring cores can clobber each other.
 """
@@ -36,13 +38,88 @@ def from_error(error: KernelError) -> Finding:
                    (error.op,), error.tensor)
 
 
+def placement_overlaps(trace: Trace, orders: list[CoreOrder]) -> list[Finding]:
+    """Findings for two UB tensors (placements) that share bytes while both are in use.
+
+    TPipe gives every queue and TBuf buffer its own UB range (AD-G TPipe-TQue框架编程原理.md), so
+    overlaps come from hand-placed ``LocalTensor(dtype, pos, addr, tile_size)``. A placement is the
+    tensor a kernel made (sub-tensors ``t[k:]`` and casts belong to it); it is in use from its first
+    access to its last, in program order. Two placements whose uses interleave and whose accessed
+    bytes intersect hold their data in the same UB: whichever is written last destroys the other's
+    (the lost value of ``scan``, or worse, the order of the writes decides the result).
+    """
+    findings = []
+    for core, instrs in enumerate(trace.cores):
+        uses: dict[str, list] = {}  # placement -> [first index, last index, byte ranges]
+        for i, instr in enumerate(instrs):
+            if orders[core].hung[i]:
+                continue
+            for acc in instr.reads + instr.writes + instr.undefined:
+                if acc.mem is Mem.UB and acc.stop > acc.start:
+                    use = uses.setdefault(_placement(acc.tensor), [i, i, []])
+                    use[1] = i
+                    use[2].append((acc.start, acc.stop))
+        names = sorted(uses, key=lambda name: uses[name][0])
+        spans = {name: _merge(uses[name][2]) for name in names}
+        for k, a in enumerate(names):
+            for b in names[k + 1:]:
+                if uses[b][0] > uses[a][1]:
+                    continue  # b is first used after a's last use: the UB is reused, not shared
+                shared = _intersect(spans[a], spans[b])
+                if shared:
+                    findings.append(_overlap_finding(trace, core, a, b, uses, shared))
+    return findings
+
+
+def _placement(tensor: str) -> str:
+    """The placement a tensor name belongs to: ``UB@0[16:]`` -> ``UB@0``, ``q_x[1][8:]`` -> ``q_x``."""
+    return tensor.split("[", 1)[0]
+
+
+def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[list[int]] = []
+    for start, stop in sorted(ranges):
+        if out and start <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], stop)
+        else:
+            out.append([start, stop])
+    return [(a, b) for a, b in out]
+
+
+def _intersect(xs: list[tuple[int, int]], ys: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out, i, j = [], 0, 0
+    while i < len(xs) and j < len(ys):
+        lo, hi = max(xs[i][0], ys[j][0]), min(xs[i][1], ys[j][1])
+        if lo < hi:
+            out.append((lo, hi))
+        if xs[i][1] < ys[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def _overlap_finding(trace: Trace, core: int, a: str, b: str, uses: dict, shared: list) -> Finding:
+    first_a, first_b = trace.cores[core][uses[a][0]], trace.cores[core][uses[b][0]]
+    total = sum(hi - lo for lo, hi in shared)
+    return Finding("memcheck", "overlapping placements",
+                   f"{a} and {b} share {total} B of UB while both are in use (from {first_a.op} at "
+                   f"{first_a.where} and {first_b.op} at {first_b.where} to their last uses): what one writes "
+                   "overwrites the other's data. Give each hand-placed LocalTensor its own UB range (address + "
+                   "tile_size * sizeof(dtype) must not reach the next one), or let a TPipe place the buffers",
+                   "UB", "UB", shared[0][0], shared[-1][1], (core,), (first_a.pipe.value, first_b.pipe.value),
+                   (first_a.where, first_b.where), (first_a.op, first_b.op), f"{a} / {b}")
+
+
 def block_overlaps(trace: Trace, orders: list[CoreOrder]) -> list[Finding]:
     """Findings for 32-byte GM blocks written by two cores in the same sync_all epoch."""
     spans: dict[tuple[str, int], list] = defaultdict(list)  # (buffer, epoch) -> (first block, last block, core, instr)
     for core, instrs in enumerate(trace.cores):
         for i, instr in enumerate(instrs):
             for acc in instr.writes:
-                if acc.mem is Mem.GM and acc.stop > acc.start:
+                # an atomic store (asc.atomic) combines element by element with what GM holds, so it
+                # clobbers no neighbour's bytes; byte-level conflicts with it are racecheck's
+                if acc.mem is Mem.GM and acc.stop > acc.start and not acc.atomic:
                     spans[(acc.buffer, orders[core].epoch[i])].append(
                         (acc.start // BLOCK, (acc.stop - 1) // BLOCK, core, instr))
     findings: dict[tuple, Finding] = {}

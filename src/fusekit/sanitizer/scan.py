@@ -1,7 +1,14 @@
-"""One pass over every memory access of a Trace: races (racecheck) and undefined reads (initcheck).
+"""One pass over every memory access of a Trace: races (racecheck), undefined reads (initcheck) and
+lost values (memcheck).
 
 racecheck: two accesses to overlapping bytes, at least one a write, neither happening before the
-other (``fusekit.hb``): RAW, WAR or WAW, between two pipes of a core (UB or GM) or two cores (GM).
+other (``fusekit.hb``): RAW, WAR or WAW, between two pipes of a core (UB or GM), two instructions
+of one pipe with no barrier between them (MTE2, MTE3; V without ``auto_sync``), or two cores (GM).
+memcheck "lost value": a write through one tensor over UB bytes that an earlier instruction wrote
+through another placement (a different LocalTensor, not a sub-tensor or cast of it) and nothing has
+read since: two tensors share UB and the earlier one's data is gone before its use. Overwriting a
+tensor's own unread bytes (reloading a buffer, ``duplicate`` then ``set_value``) is the kernel's
+business and not reported.
 initcheck: a read of UB bytes never written (fresh UB is garbage, NaN-poisoned here), of
 DataCopyPad pad bytes left undefined (``is_pad=False``), or of output GM bytes no core has written;
 and, at the end, output GM bytes that no core wrote at all (the host would read garbage there).
@@ -17,8 +24,10 @@ from .findings import Finding
 from .shadow import DEFINED, UNDEFINED, UNWRITTEN, Shadow
 
 
-def scan(trace: Trace, orders: list[CoreOrder], outputs: "set[str] | None") -> tuple[list[Finding], list[Finding], list]:
-    """Race findings, initcheck findings and the racy instruction pairs ((core, index), (core, index)).
+def scan(trace: Trace, orders: list[CoreOrder], outputs: "set[str] | None") -> tuple[list[Finding], list[Finding], list,
+                                                                                 list[Finding]]:
+    """Race findings, initcheck findings, the racy instruction pairs ((core, index), (core, index))
+    and lost-value findings.
 
     ``outputs``: GM buffers whose initial contents mean nothing (reads before a write are
     reported); None: none are declared, and the buffers the kernel writes are checked as outputs
@@ -34,6 +43,7 @@ class _Scan:
         self.declared = declared
         self.races: dict[tuple, Finding] = {}
         self.inits: dict[tuple, Finding] = {}
+        self.lost: dict[tuple, Finding] = {}
         self.gm_written: dict[str, list[tuple[int, int]]] = {}
 
     def run(self, outputs: "set[str] | None"):
@@ -49,7 +59,8 @@ class _Scan:
         for name in sorted(set(self.gm_written) | self.declared if outputs is None else self.declared):
             self._never_written(name)
         pairs = list(dict.fromkeys((first, second) for (_, first, second, _) in self.races))
-        return list(self.races.values()), list(self.inits.values()), pairs
+        lost = [self._lost_finding(first, second, f) for (first, second), f in self.lost.items()]
+        return list(self.races.values()), list(self.inits.values()), pairs, lost
 
     def _program(self):
         """(core, index) of every instruction, in an order consistent with happens-before: by
@@ -82,6 +93,9 @@ class _Scan:
         for start, stop, seg in self._shadow(me[0], acc).covering(acc.start, acc.stop):
             if seg.writer is not None and not self._ordered(seg.writer, me):
                 self._race("RAW", seg.writer, me, acc, start, stop)
+            for w in seg.atomics:  # the other unordered atomic writes into these bytes
+                if not self._ordered(w, me):
+                    self._race("RAW", w, me, acc, start, stop)
             if seg.state != DEFINED:
                 self._uninitialized(me, acc, seg, start, stop)
             seg.readers = [r for r in seg.readers if not self._ordered(r, me)] + [me]
@@ -90,12 +104,25 @@ class _Scan:
         if acc.mem is Mem.GM:
             self.gm_written.setdefault(acc.buffer, []).append((acc.start, acc.stop))
         for start, stop, seg in self._shadow(me[0], acc).covering(acc.start, acc.stop):
-            if seg.writer is not None and not self._ordered(seg.writer, me):
-                self._race("WAW", seg.writer, me, acc, start, stop)
+            # atomic GM writes of one kind (asc.atomic: add / max / min in one dtype) commute: not a race
+            earlier = ([seg.writer] if seg.writer is not None else []) + seg.atomics
+            unordered = [w for w in earlier if w != me and not self._ordered(w, me)]
+            commuting = [w for w in unordered if acc.atomic and self._atomic(w) == acc.atomic]
+            for w in unordered:
+                if w not in commuting:
+                    self._race("WAW", w, me, acc, start, stop)
+            seg.atomics = commuting
+            if (not unordered and acc.mem is Mem.UB and seg.state == DEFINED and seg.writer is not None and not seg.readers
+                  and seg.writer != me and seg.tensor != _placement(acc.tensor)):
+                self._lost(seg.writer, me, acc, start, stop)
             for reader in seg.readers:
                 if reader != me and not self._ordered(reader, me):
                     self._race("WAR", reader, me, acc, start, stop)
-            seg.writer, seg.readers, seg.state = me, [], state
+            seg.writer, seg.readers, seg.state, seg.tensor = me, [], state, _placement(acc.tensor)
+
+    def _atomic(self, ref) -> str:
+        """The atomic kind (``Access.atomic``) of instruction ``ref``'s GM writes, "" if plain."""
+        return next((w.atomic for w in self._instr(ref).writes if w.atomic), "")
 
     # -- findings --
     def _instr(self, ref):
@@ -112,6 +139,29 @@ class _Scan:
             "racecheck", kind, _race_message(kind, a, b), acc.mem.value, acc.buffer, start, stop,
             tuple(dict.fromkeys((a.core, b.core))), (a.pipe.value, b.pipe.value), (a.where, b.where), (a.op, b.op),
             acc.tensor)
+
+    def _lost(self, first, second, acc: Access, start: int, stop: int) -> None:
+        key = (first, second)
+        if key in self.lost:
+            f = self.lost[key]
+            f.start, f.stop = min(f.start, start), max(f.stop, stop)
+            return
+        a, b = self._instr(first), self._instr(second)
+        self.lost[key] = Finding("memcheck", "lost value", "", "UB", "UB", start, stop, (a.core,),
+                                 (a.pipe.value, b.pipe.value), (a.where, b.where), (a.op, b.op), acc.tensor)
+
+    def _lost_finding(self, first, second, f: Finding) -> Finding:
+        a, b, earlier = self._instr(first), self._instr(second), self._wrote(first, f)
+        f.message = (f"{b.op} writes through {f.tensor} UB bytes that {a.op} wrote through {earlier} and nothing "
+                     f"has read since: {earlier}'s value there is lost before any use. The two tensors share UB; "
+                     "place them on disjoint ranges (address + tile_size * sizeof(dtype) of one must not reach "
+                     "the other)")
+        return f
+
+    def _wrote(self, writer, where: Finding) -> str:
+        """The tensor through which ``writer`` wrote UB bytes of ``where``'s range."""
+        return next((w.tensor for w in self._instr(writer).writes
+                     if w.mem is Mem.UB and w.start < where.stop and where.start < w.stop), "")
 
     def _uninitialized(self, me, acc: Access, seg, start: int, stop: int) -> None:
         key = (me, seg.state, acc)
@@ -155,15 +205,26 @@ class _Scan:
                 "GM", name, gaps[0][0], gaps[0][1], tensor=name)
 
 
+def _placement(tensor: str) -> str:
+    """The tensor a sub-tensor belongs to: ``UB@0[16:]`` -> ``UB@0`` (``memcheck.placement_overlaps``)."""
+    return tensor.split("[", 1)[0]
+
+
 def _race_message(kind: str, a, b) -> str:
     verb = {"RAW": ("writes", "reads"), "WAR": ("reads", "writes"), "WAW": ("writes", "writes")}[kind]
     if a.core != b.core:
         return (f"aiv({a.core}) {verb[0]} and aiv({b.core}) {verb[1]} the same GM bytes with no sync_all between "
                 "them: on the NPU the cores run at the same time, so the result depends on timing")
     event = f"{a.pipe.value}_{b.pipe.value}"
+    if a.pipe is b.pipe and a.pipe.value == "V":
+        return ("two dependent PIPE_V instructions with no barrier between them: the second can start before the first "
+                "has finished its reads and writes (PipeBarrier page: Add then Mul). Put "
+                "pipe_barrier(PipeID.PIPE_V) between them, or build with automatic synchronisation (auto_sync=True, "
+                "the default of CANN's projects and pyasc), which inserts it")
     if a.pipe is b.pipe:
         return (f"two PIPE_{a.pipe.value} transfers touch the same bytes back to back: the engine may overlap them, "
-                f"so the later one can land first; put pipe_barrier(PipeID.PIPE_{a.pipe.value}) between them")
+                f"so the later one can land first; put pipe_barrier(PipeID.PIPE_{a.pipe.value}) between them "
+                "(needed even with automatic synchronisation)")
     fix = (f"set_flag/wait_flag(HardEvent.{event}, id) or pass the tensor through a TQue (enque/deque)"
            if event in HardEvent.__members__ else "a pipe_barrier(PipeID.PIPE_ALL)")
     return (f"PIPE_{a.pipe.value} {verb[0]} and PIPE_{b.pipe.value} {verb[1]} the same bytes with no synchronisation: "

@@ -17,13 +17,18 @@ UNDEFINED = 2   # written with garbage (DataCopyPad pad bytes with is_pad=False)
 
 
 class Segment:
-    __slots__ = ("writer", "readers", "state")
+    """``tensor``: the placement (tensor name without sub-tensor offsets) of the last write.
+    ``atomics``: earlier atomic GM writes of the last writer's kind that are not ordered before it
+    (``fusekit.asc.atomic``): they commute with it, and later accesses are checked against them too."""
 
-    def __init__(self, writer, readers: list, state: int):
-        self.writer, self.readers, self.state = writer, readers, state
+    __slots__ = ("writer", "readers", "state", "tensor", "atomics")
+
+    def __init__(self, writer, readers: list, state: int, tensor: str = "", atomics: list | None = None):
+        self.writer, self.readers, self.state, self.tensor = writer, readers, state, tensor
+        self.atomics = atomics or []
 
     def copy(self) -> "Segment":
-        return Segment(self.writer, list(self.readers), self.state)
+        return Segment(self.writer, list(self.readers), self.state, self.tensor, list(self.atomics))
 
 
 class Shadow:

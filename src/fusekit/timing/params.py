@@ -4,14 +4,16 @@ Each entry is ``{"value": number, "source": "where it comes from"}``. Sources us
 ``docs/ascendc-model.md`` (AD, AD-G, AD-API, PROF, 3p); ``calibrated`` marks a value fitted by
 ``benchmarks/calibrate_timing.py`` against the published measurements (see ``fusekit.timing``);
 ``assumed`` marks a value no document gives, chosen so that it does not decide any result the
-calibration constrains (e.g. vector start-up cycles, which hide behind GM transfers here).
+calibration constrains (e.g. the scalar and sync cycles). The vector throughput table is a separate
+data file (``vector_throughput_2201.json``, written by ``benchmarks/extract_vector_throughput.py``
+from AD ``docs/zh/api/附录/Vector指令理论性能汇总.md``).
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from importlib import resources
 from types import MappingProxyType
 from typing import Mapping
@@ -31,15 +33,28 @@ class TimingParams:
         sync_cycles: a set/wait of a flag, a queue operation's flag, a pipe_barrier, on its pipe.
         vector_startup_cycles: fixed cost of one vector instruction.
         vector_bytes_per_cycle: bytes one repeat processes per cycle (256 B: 8 blocks of 32 B).
-        mte_latency_ns: fixed latency of a GM transfer before data flows.
+        mte_latency_ns: time from a transfer's last byte leaving the engine to its data being
+            usable by another pipe (the engine already works on the next request meanwhile).
         mte_engine_gbps: most one MTE2 or MTE3 engine of one core moves, GB/s.
+        mte_request_ns / mte_burst_ns: engine time per transfer instruction / per burst (row of a
+            multi-burst copy) on top of its bytes; requests are pipelined, so the latency is not
+            paid per transfer in series.
         gm_bandwidth_gbps: the chip's GM (HBM/DDR) bandwidth, shared by every active transfer.
         full_efficiency_bytes: transfers this large or larger use GM bandwidth fully.
         small_transfer_efficiency: efficiency of a vanishingly small transfer; efficiency grows
             linearly to 1 at ``full_efficiency_bytes``.
         misaligned_efficiency: factor for a GM address not aligned to ``gm_align_bytes``.
         gm_align_bytes: the GM alignment with full bandwidth.
+        vector_throughput_table: data file (next to the SoC files) of documented elements per cycle
+            per instruction (Ascend C name) and dtype; "" = none, every instruction costs one 256 B
+            repeat per cycle.
+        ub_bank_group_count / ub_bank_bytes: UB address decoding for bank conflicts: bank group =
+            (address // 32) % count, bank id = address // ub_bank_bytes; 0 = conflicts not modelled.
+        ub_read_read_conflict_cycles: extra cycles of a vector repeat whose two sources read one bank group.
+        ub_read_write_conflict_cycles: extra cycles of a repeat that reads a bank the previous repeat's
+            (delayed) write uses; a repeat pays the larger of the two, not both.
         sources: attribute name -> source text.
+        elements_per_cycle: Ascend C name -> {dtype (Ascend C spelling, e.g. "half") -> elements per cycle}.
     """
 
     soc: str
@@ -53,12 +68,20 @@ class TimingParams:
     vector_bytes_per_cycle: float
     mte_latency_ns: float
     mte_engine_gbps: float
+    mte_request_ns: float
+    mte_burst_ns: float
     gm_bandwidth_gbps: float
     full_efficiency_bytes: float
     small_transfer_efficiency: float
     misaligned_efficiency: float
     gm_align_bytes: int
+    vector_throughput_table: str
+    ub_bank_group_count: int
+    ub_bank_bytes: int
+    ub_read_read_conflict_cycles: float
+    ub_read_write_conflict_cycles: float
     sources: Mapping[str, str]
+    elements_per_cycle: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def cycles_us(self, cycles: float) -> float:
         """Microseconds of ``cycles`` at the core clock."""
@@ -75,6 +98,18 @@ class TimingParams:
         return eff * (self.misaligned_efficiency if gm_offset % self.gm_align_bytes else 1.0)
 
 
+# Ascend C names of older interfaces -> the name the throughput table uses (AD docs/zh/api/附录/接口变更说明.md:
+# BlockReduce* -> ReduceDataBlock, WholeReduce* and RepeatReduceSum -> ReduceRepeat, PairReduceSum -> ReducePairElem)
+COST_ALIASES = {"BlockReduceSum": "ReduceDataBlock", "BlockReduceMax": "ReduceDataBlock",
+                "BlockReduceMin": "ReduceDataBlock", "WholeReduceSum": "ReduceRepeat", "WholeReduceMax": "ReduceRepeat",
+                "WholeReduceMin": "ReduceRepeat", "RepeatReduceSum": "ReduceRepeat", "PairReduceSum": "ReducePairElem"}
+
+# fusekit dtype names -> the Ascend C spelling of the throughput page
+CPP_DTYPES = {"float16": "half", "float32": "float", "bfloat16": "bfloat16_t", "int8": "int8_t", "uint8": "uint8_t",
+              "int16": "int16_t", "uint16": "uint16_t", "int32": "int32_t", "uint32": "uint32_t", "int64": "int64_t",
+              "uint64": "uint64_t"}
+
+
 def load(soc: "str | SoC | None" = None) -> TimingParams:
     """The timing parameters of a SoC (default Ascend910B1).
 
@@ -89,9 +124,16 @@ def _load(name: str) -> TimingParams:
     spec = get_soc(name)
     text = resources.files("fusekit.timing").joinpath("socs", f"{spec.name}.json").read_text(encoding="utf-8")
     raw = json.loads(text)
-    names = [f.name for f in fields(TimingParams) if f.name not in ("soc", "sources")]
+    names = [f.name for f in fields(TimingParams) if f.name not in ("soc", "sources", "elements_per_cycle")]
     missing = [n for n in names if n not in raw]
     if missing:
         raise ValueError(f"timing data of {spec.name} lacks {missing}")
+    table = raw["vector_throughput_table"]["value"]
+    throughput = {}
+    if table:
+        text = resources.files("fusekit.timing").joinpath("socs", table).read_text(encoding="utf-8")
+        throughput = {name: MappingProxyType(rows) for name, rows in json.loads(text)["elements_per_cycle"].items()}
+        throughput.update({alias: throughput[name] for alias, name in COST_ALIASES.items() if name in throughput})
     return TimingParams(soc=spec.name, **{n: raw[n]["value"] for n in names},
-                        sources=MappingProxyType({n: raw[n]["source"] for n in names}))
+                        sources=MappingProxyType({n: raw[n]["source"] for n in names}),
+                        elements_per_cycle=MappingProxyType(throughput))

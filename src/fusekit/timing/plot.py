@@ -45,9 +45,12 @@ def _timeline(ax, profile, cores: int) -> None:
             if core >= len(launch.cores):
                 continue
             sched = launch.cores[core]
+            issue = profile.params.cycles_us(profile.params.scalar_cycles_per_call)
             for index, pipe in enumerate(PIPES):
                 spans = [(offset + s, e - s) for p, s, e in zip(sched.pipes, sched.start, sched.end)
                          if p == index and e > s]
+                if pipe.value == "S":  # the scalar unit also spends an issue slot on every call
+                    spans += [(offset + t - issue, issue) for t in sched.issue]
                 row = slot * len(PIPES) + index
                 ax.broken_barh(spans, (row - 0.4, 0.8), color=COLORS[pipe.value])
         offset += launch.makespan_us

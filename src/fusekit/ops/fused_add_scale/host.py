@@ -13,19 +13,22 @@ of 32 B blocks, so the kernel only ever moves whole blocks; the pad elements are
 
 from __future__ import annotations
 
+import math
 import numbers
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 
 from fusekit import tiling
-from fusekit.asc import LaunchResult, dtypes, launch
+from fusekit.asc import LaunchResult, dtypes, launch, overflow
 from fusekit.npu import BACKENDS, device_launcher
 from fusekit.opdef import load_op_info
 from fusekit.soc import SoC, get_soc
-from fusekit.verify import CHUNK, model
+from fusekit.verify import CHUNK, model, overflow_threshold, round_once, two_product, two_sum, warn
 
 from .kernel import fused_add_scale as KERNEL
 
@@ -47,6 +50,11 @@ class FusedAddScaleRun:
     tilings: list[tiling.TilingData]
     launches: list[LaunchResult]
     wall_s: float
+    overflow: str | None = None  # the vector unit's float overflow mode (fusekit.asc.overflow); pass to reference()
+
+    def __post_init__(self):
+        if self.overflow is None:
+            self.overflow = self.soc.overflow_default
 
 
 def fused_add_scale(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc: "str | SoC | None" = None,
@@ -68,15 +76,23 @@ def fused_add_scale(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc: "str |
     Returns:
         y, same shape and dtype as x1.
 
+    Warns:
+        PrecisionWarning: the scale overflows or underflows the dtype it is computed in (see
+            :func:`scale_warning`), or elements of y overflowed (see :func:`overflow_warning`).
+
     Raises:
         TypeError: non-array inputs, unsupported or mismatched dtypes, non-real scale.
-        ValueError: mismatched shapes, unknown SoC, precision or backend, bad core_num/buffer_num, or a
-            precision the SoC cannot do.
+        ValueError: mismatched shapes, a finite scale beyond float32's range, unknown SoC, precision
+            or backend, bad core_num/buffer_num, or a precision the SoC cannot do.
         KernelError: the kernel broke a hardware rule (a bug in the kernel, not in the input).
         BackendUnavailable: the NPU or CA model backend lacks pyasc or CANN (the message names what).
     """
-    return run(x1, x2, scale, soc=soc, core_num=core_num, buffer_num=buffer_num, precision=precision,
-               backend=backend).y
+    result = run(x1, x2, scale, soc=soc, core_num=core_num, buffer_num=buffer_num, precision=precision,
+                 backend=backend)
+    message = overflow_warning(x1, x2, scale, result.y, result.precision)
+    if message:
+        warn(message)
+    return result.y
 
 
 def run(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc=None, core_num: int | None = None, buffer_num: int = 2,
@@ -93,6 +109,9 @@ def run(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc=None, core_num: int
     dtype = check_inputs(x1, x2, scale)
     precision = resolve_precision(precision, dtype, spec)
     launcher = launch if backend == "simulator" else _device(backend, spec, dtype)
+    message = scale_warning(scale, dtype, precision)
+    if message:
+        warn(message)
     cast_fp32 = precision == "fp32" and dtype is not dtypes.float32
     shape, n = x1.shape, x1.size
     native = x1.dtype.newbyteorder("=")
@@ -118,7 +137,8 @@ def run(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc=None, core_num: int
     if n == 0:
         plans.append(tiling.compute_tiling(0, dtype, buffer_num=buffer_num, soc=spec, core_num=core_num))
     launches = [result for result in launches if result is not None]
-    return FusedAddScaleRun(y[:n].reshape(shape), precision, spec, plans, launches, time.perf_counter() - started)
+    return FusedAddScaleRun(y[:n].reshape(shape), precision, spec, plans, launches, time.perf_counter() - started,
+                            overflow.choose(spec, launch_options.get("overflow")))
 
 
 def _device(backend: str, spec: SoC, dtype: dtypes.DataType):
@@ -129,10 +149,16 @@ def _device(backend: str, spec: SoC, dtype: dtypes.DataType):
     return device_launcher(backend, spec.name)
 
 
-def reference(x1: np.ndarray, x2: np.ndarray, scale: float, model_name: str) -> np.ndarray:
+def reference(x1: np.ndarray, x2: np.ndarray, scale: float, model_name: str, *, progress=None,
+              overflow_mode: str = "inf_nan") -> np.ndarray:
     """``(x1 + x2) * scale`` under an arithmetic model of ``fusekit.verify`` (hardware, fp32, exact).
 
-    Evaluated in chunks of ``verify.CHUNK`` elements to bound the memory of the wide temporaries.
+    ``overflow_mode`` is the SoC's (``FusedAddScaleRun.overflow``): under "saturation" the hardware
+    and fp32 models saturate each instruction's result as the vector unit does (+-inf -> +-max,
+    NaN -> 0; ``fusekit.asc.overflow``); the exact model stays the real-number result.
+
+    Evaluated in chunks of ``verify.CHUNK`` elements to bound the memory of the wide temporaries;
+    ``progress`` (if given) is called with the number of elements done after each chunk.
     """
     m = model(model_name)
     s = m.scalar(scale, x1.dtype)
@@ -141,8 +167,92 @@ def reference(x1: np.ndarray, x2: np.ndarray, scale: float, model_name: str) -> 
     for lo in range(0, a.size, CHUNK):
         part = slice(lo, lo + CHUNK)
         with np.errstate(all="ignore"):
-            y[part] = m.result((m.tensor(a[part]) + m.tensor(b[part])) * s, x1.dtype)
+            if model_name == "exact" and math.isfinite(float(scale)):
+                approx, known = _exact_float64(a[part], b[part], scale)
+                y[part] = round_once(approx, x1.dtype, _exact_values(a[part], b[part], scale), known)
+            elif overflow_mode == overflow.SATURATION:  # each instruction saturates: add, muls, the final cast
+                held = m.compute or x1.dtype
+                total = overflow.saturate(m.tensor(a[part]) + m.tensor(b[part]), held)
+                y[part] = overflow.saturate(m.result(overflow.saturate(total * s, held), x1.dtype), x1.dtype)
+            else:
+                y[part] = m.result((m.tensor(a[part]) + m.tensor(b[part])) * s, x1.dtype)
+        if progress is not None:
+            progress(min(CHUNK, a.size - lo))
     return y.reshape(x1.shape)
+
+
+def exact(x1: np.ndarray, x2: np.ndarray, scale: float, part: slice = slice(None)) -> np.ndarray:
+    """The exact real-number result ``(x1 + x2) * scale`` before any rounding to the dtype, for
+    ``part`` of the flattened elements, as float64.
+
+    float64 holds the sum of two float32 (or narrower) values with the right sign and finiteness,
+    and the product with a scale within float32's range never overflows float64 (|y| < 2^257),
+    which is all :func:`fusekit.verify.compare` needs from it."""
+    with np.errstate(all="ignore"):
+        return ((x1.reshape(-1)[part].astype(np.float64) + x2.reshape(-1)[part].astype(np.float64))
+                * np.float64(scale))
+
+
+def _exact_float64(a: np.ndarray, b: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(a + b) * scale`` in float64, and where that is the exact value (both roundings exact;
+    products near float64's underflow are not trusted)."""
+    total, e1 = two_sum(a.astype(np.float64), b.astype(np.float64))
+    product, e2 = two_product(total, np.full_like(total, float(scale)))
+    return product, (e1 == 0) & (e2 == 0) & ((np.abs(product) > 2.0**-900) | (total == 0))
+
+
+def _exact_values(a: np.ndarray, b: np.ndarray, scale: float):
+    """The exact ``(a[i] + b[i]) * scale`` as Fractions, for :func:`fusekit.verify.round_once`."""
+    s = Fraction(float(scale))
+    return lambda index: [(Fraction(float(a[i])) + Fraction(float(b[i]))) * s for i in index]
+
+
+def scale_warning(scale: float, dtype: "dtypes.DataType | str", precision: str) -> str | None:
+    """Why ``scale`` will not act as the number given, or None.
+
+    pyasc passes a Python float as float32; a kernel computing natively converts it to the tensor
+    dtype (``hardware`` model in ``fusekit.verify``); an fp32 kernel keeps it in float32. The
+    scale overflows when that conversion gives inf, and underflows (IEEE 754 sense: tiny and
+    inexact) when the result is zero or subnormal and differs from the scale."""
+    value = float(scale)
+    name = dtypes.as_dtype(dtype).name
+    if math.isnan(value):
+        return "scale is NaN: every output will be NaN"
+    if not math.isfinite(value):
+        return f"scale is {value}: every output will be +-inf (NaN where x1 + x2 is 0)"
+    target = dtypes.as_dtype(name).np if precision == "native" else np.dtype(np.float32)
+    target_name = name if precision == "native" else "float32"
+    with np.errstate(all="ignore"):
+        held = float(np.array(np.float32(value)).astype(target)[()])
+    if math.isinf(held):
+        return (f"scale={scale!r} overflows {target_name} in {precision} precision (becomes {held}); its largest finite "
+                f"value is {float(ml_dtypes.finfo(target).max):g}" + ("; precision='fp32' keeps the scale in float32"
+                                                                        if precision == "native" else ""))
+    if value != 0 and abs(held) < float(ml_dtypes.finfo(target).smallest_normal) and held != value:
+        return (f"scale={scale!r} underflows {target_name} in {precision} precision (becomes {held:g})"
+                + ("; precision='fp32' keeps the scale in float32" if precision == "native" else ""))
+    return None
+
+
+def overflow_warning(x1: np.ndarray, x2: np.ndarray, scale: float, y: np.ndarray, precision: str) -> str | None:
+    """How many elements of ``y`` overflowed, or None: those with finite inputs and scale whose y is
+    inf or NaN (the result or an intermediate overflowed), or whose exact result rounds beyond the
+    dtype's range (a saturating SoC clamps it to the largest finite value instead)."""
+    if not math.isfinite(float(scale)) or y.size == 0:
+        return None
+    limit = overflow_threshold(y.dtype)
+    flat = y.reshape(-1)
+    count = 0
+    for lo in range(0, flat.size, CHUNK):
+        part = slice(lo, lo + CHUNK)
+        real = exact(x1, x2, scale, part)
+        out = flat[part].astype(np.float64)
+        count += int((np.isfinite(real) & (~np.isfinite(out) | (np.abs(real) >= limit))).sum())
+    if not count:
+        return None
+    name = dtypes.from_numpy(y.dtype).name
+    return (f"FusedAddScale: {count} of {flat.size} elements overflowed {name} in {precision} precision (the result "
+            f"or an intermediate left {name}'s range, largest finite value {float(ml_dtypes.finfo(y.dtype).max):g})")
 
 
 def model_of(precision: str) -> str:
@@ -172,9 +282,14 @@ def check_inputs(x1, x2, scale) -> dtypes.DataType:
     if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, numbers.Real):
         raise TypeError(f"scale must be a real number, got {scale!r}")
     try:
-        float(scale)
-    except OverflowError:
-        raise ValueError(f"scale={scale} is too large for a float; the kernel takes it as float32") from None
+        value = float(scale)
+    except OverflowError:  # an int beyond float64
+        value = None
+    with np.errstate(over="ignore"):
+        if value is None or (math.isfinite(value) and math.isinf(np.float32(value))):
+            raise ValueError(f"scale={scale!r} is outside float32's range (|scale| <= "
+                             f"{float(np.finfo(np.float32).max):.8g}): the kernel takes scale as float32, as pyasc "
+                             "passes a Python float") from None
     return dtype
 
 

@@ -8,8 +8,10 @@ import numpy as np
 
 from fusekit import tiling
 from fusekit.asc import launch
-from fusekit.ops.fused_add_scale.host import FusedAddScaleRun, check_inputs, resolve_precision
+from fusekit.ops.fused_add_scale.host import (FusedAddScaleRun, check_inputs, overflow_warning, resolve_precision,
+                                              scale_warning)
 from fusekit.soc import get_soc
+from fusekit.verify import warn
 
 from .kernel import add, muls
 
@@ -20,7 +22,11 @@ def add_then_muls(x1: np.ndarray, x2: np.ndarray, scale: float, **options) -> np
     Same inputs, options and errors as ``fusekit.fused_add_scale`` (precision is always native:
     float16 or float32). The intermediate ``x1 + x2`` goes through GM.
     """
-    return run(x1, x2, scale, **options).y
+    result = run(x1, x2, scale, **options)
+    message = overflow_warning(x1, x2, scale, result.y, "native")
+    if message:
+        warn(message)
+    return result.y
 
 
 def run(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc=None, core_num: int | None = None, buffer_num: int = 2,
@@ -33,6 +39,9 @@ def run(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc=None, core_num: int
     spec = get_soc(soc)
     dtype = check_inputs(x1, x2, scale)
     resolve_precision("native", dtype, spec)
+    message = scale_warning(scale, dtype, "native")
+    if message:
+        warn(message)
     n = x1.size
     native = x1.dtype.newbyteorder("=")
     a = np.ascontiguousarray(x1, dtype=native).reshape(-1)

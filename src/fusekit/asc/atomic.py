@@ -1,0 +1,147 @@
+"""Atomic accumulation of stores to GM: ``set_atomic_add`` / ``set_atomic_max`` / ``set_atomic_min`` /
+``set_atomic_type`` / ``set_atomic_none`` (pyasc basic/set_atomic.py; AD-API 原子操作/SetAtomicAdd.md,
+SetAtomicMax(ISASI).md, SetAtomicMin(ISASI).md, SetAtomicType.md, DisableDmaAtomic.md).
+
+While a core's atomic mode is on, every transfer it makes from UB to GM (``data_copy`` /
+``data_copy_pad`` UB -> GM, PIPE_MTE3) combines each element with the value already in GM instead
+of overwriting it: the sum (add), the larger (max) or the smaller (min) is written
+(SetAtomicAdd.md: "将待拷贝的内容和GM已有内容进行求和，然后将求和结果写入GM"). GM is not cleared
+first. Each element's read-modify-write is atomic, so cores that accumulate into the same GM
+need no synchronisation between them: the sanitizer does not report two atomic stores of the
+same kind as a race (their order does not change an exact result), and the Trace marks their
+writes (``Access.atomic``).
+
+Dtypes (each page's 数据类型): A2/A3 (arch 2201) int8, int16, half, bfloat16, int32, float for add,
+max and min; 310P AI Core (arch 2002) int16, half, float for add and set_atomic_type, no max/min.
+The stored tensor's dtype must be the atomic dtype. Assumptions (the pages do not say): a float
+sum is rounded once to the dtype, to nearest even (IEEE addition); an integer sum wraps around
+(two's complement); NaN follows numpy's add / maximum / minimum (NaN propagates).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from . import dtypes
+from .runtime import current
+from .trace import Access, Pipe
+
+_ALL = frozenset({"int8", "int16", "float16", "bfloat16", "int32", "float32"})
+DTYPES = {  # (arch, operation) -> dtype names; the pages' 数据类型 sections
+    ("2201", "add"): _ALL, ("2201", "max"): _ALL, ("2201", "min"): _ALL, ("2201", "type"): _ALL,
+    ("2002", "add"): frozenset({"int16", "float16", "float32"}),
+    ("2002", "type"): frozenset({"int16", "float16", "float32"}),
+}
+_PAGES = {"add": "SetAtomicAdd.md", "max": "SetAtomicMax(ISASI).md", "min": "SetAtomicMin(ISASI).md",
+          "type": "SetAtomicType.md"}
+
+
+@dataclasses.dataclass
+class AtomicMode:
+    """A core's store-atomic state: ``op`` "add" / "max" / "min" or None (off), ``dtype`` its dtype."""
+
+    op: str | None = None
+    dtype: dtypes.DataType | None = None
+
+
+def mode_of(core) -> AtomicMode:
+    mode = core.__dict__.get("atomic")
+    if mode is None:
+        mode = core.atomic = AtomicMode()
+    return mode
+
+
+def _set(name: str, op: str, dtype) -> None:
+    core = current(name)
+    kind = op if op != "type" else "type"
+    if dtype is None and op != "type":
+        dtype = mode_of(core).dtype  # pyasc's set_atomic_add() form: the type set by set_atomic_type
+    if dtype is not None:
+        if not isinstance(dtype, dtypes.DataType):
+            raise core.error(name, f"dtype must be an asc dtype (asc.float32, asc.half, ...), got {dtype!r}")
+        allowed = DTYPES.get((core.soc.arch, kind))
+        if allowed is None:
+            raise core.error(name, f"{name} does not exist on {core.soc.name} ({_PAGES[kind]} 产品支持情况)",
+                             kind="unsupported")
+        if dtype.name not in allowed:
+            raise core.error(name, f"{name} does not take {dtype.name} on {core.soc.name}; it takes "
+                                   f"{', '.join(sorted(allowed))} ({_PAGES[kind]} 数据类型)", kind="unsupported")
+    elif (core.soc.arch, kind) not in DTYPES:
+        raise core.error(name, f"{name} does not exist on {core.soc.name} ({_PAGES[kind]} 产品支持情况)",
+                         kind="unsupported")
+    mode = mode_of(core)
+    if op == "type":
+        mode.dtype = dtype
+    else:
+        mode.op, mode.dtype = op, dtype
+    core.record(name, Pipe.S)
+
+
+def set_atomic_add(dtype=None) -> None:
+    """Turn on atomic add for the core's later UB -> GM stores, in ``dtype`` (default: the type of
+    ``set_atomic_type``). PIPE_S. Raises KernelError for a dtype the SoC's page does not list."""
+    _set("set_atomic_add", "add", dtype)
+
+
+def set_atomic_max(dtype=None) -> None:
+    """Atomic max for later UB -> GM stores (A2/A3 only, SetAtomicMax(ISASI).md)."""
+    _set("set_atomic_max", "max", dtype)
+
+
+def set_atomic_min(dtype=None) -> None:
+    """Atomic min for later UB -> GM stores (A2/A3 only, SetAtomicMin(ISASI).md)."""
+    _set("set_atomic_min", "min", dtype)
+
+
+def set_atomic_type(dtype) -> None:
+    """Set the dtype of the atomic operation without changing which one is on (SetAtomicType.md)."""
+    _set("set_atomic_type", "type", dtype)
+
+
+def set_atomic_none() -> None:
+    """Turn atomic stores off (DisableDmaAtomic.md: 清空原子操作的状态). PIPE_S."""
+    core = current("set_atomic_none")
+    mode = mode_of(core)
+    mode.op, mode.dtype = None, None
+    core.record("set_atomic_none", Pipe.S)
+
+
+def store_mode(core, op: str, tensor) -> AtomicMode | None:
+    """The atomic mode a UB -> GM store of ``tensor`` runs under, or None when atomics are off.
+
+    Raises:
+        KernelError: atomics are on without a dtype, or in a dtype other than the tensor's.
+    """
+    mode = core.__dict__.get("atomic")
+    if mode is None or mode.op is None:
+        return None
+    if mode.dtype is None:
+        raise core.error(op, f"atomic {mode.op} is on but has no dtype: pass it (asc.set_atomic_{mode.op}(asc.float32)) "
+                             "or call asc.set_atomic_type(dtype) first", tensor=tensor.name)
+    if mode.dtype is not tensor.dtype:
+        raise core.error(op, f"atomic {mode.op} is set for {mode.dtype.name} but {tensor.name} is "
+                             f"{tensor.dtype.name}: the NPU would combine these bytes as {mode.dtype.name}. Call "
+                             f"asc.set_atomic_{mode.op}(asc.{tensor.dtype.name}) (or set_atomic_none) before this copy",
+                         tensor=tensor.name)
+    return dataclasses.replace(mode)
+
+
+def mark(access: Access, mode: AtomicMode | None) -> Access:
+    """``access`` marked as an atomic write of ``mode`` (the Trace's ``Access.atomic``: "add.float32")."""
+    return access if mode is None else dataclasses.replace(access, atomic=f"{mode.op}.{mode.dtype.name}")
+
+
+def combine(mode: AtomicMode | None, old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """The bytes GM holds after storing bytes ``new`` over ``old`` under ``mode`` (None: ``new``)."""
+    if mode is None:
+        return new
+    t = mode.dtype.np
+    a, b = old.view(t), new.view(t)
+    if mode.op == "add":
+        with np.errstate(all="ignore"):
+            out = (a.astype(np.float64) + b.astype(np.float64)).astype(t) if mode.dtype.is_float else a + b
+    else:
+        out = (np.maximum if mode.op == "max" else np.minimum)(a, b)
+    return np.ascontiguousarray(out, t).view(np.uint8)

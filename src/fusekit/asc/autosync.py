@@ -1,0 +1,179 @@
+"""``asc.LocalTensorAuto``: UB tensors whose synchronisation pyasc's compiler inserts.
+
+What pyasc builds (its MLIR passes, read in github hicann/pyasc ``lib/Dialect/Asc/Transforms/``):
+
+- ``HoistUBAllocation.cpp``: a ``LocalTensorAuto`` allocation is hoisted out of the loops around it,
+  so one call site owns one UB buffer for the whole kernel; the iterations of a loop reuse it.
+  Here: one buffer per (core, source file, line) of the ``LocalTensorAuto(...)`` call, placed from
+  the top of UB downwards (TPipe hands out UB from the bottom; the two must not meet).
+- ``MaterializeTensor.cpp`` + ``InsertSync.cpp``: each auto tensor becomes a one-slot queue whose
+  enque is placed after every instruction writing it and whose deque before the first later user;
+  a queue's enque/deque is a set_flag/wait_flag from the producer's pipe to the consumer's, and
+  alloc/free the reverse pair (AD-G TPipe-TQue框架编程原理.md). ``get_value`` / ``set_value`` get
+  a V_S / S_V flag pair around them (``syncGetValueOp`` / ``syncSetValueOp``), and the kernel ends
+  with ``pipe_barrier(PIPE_ALL)`` (``canonicalizeBarriers``).
+
+fusekit derives the same ordering from the data dependences the instructions actually have: before
+an instruction on pipe P that reads an auto buffer last written on pipe W != P (RAW), or writes one
+last written on W != P (WAW) or read since on R != P (WAR), it records a set on W (R) and a wait on
+P. Same-pipe pairs need nothing (PIPE_V is kept in order by automatic synchronisation; MTE2/MTE3
+copies into one buffer are in pipe order for the sanitizer's purposes, as the queue's would be).
+Each inserted sync is an ordinary :class:`Sync` in the Trace (so happens-before and the timing model
+use it) with the event ``("auto", "MTE2_V", n, producer file:line)`` and the op ``auto_set_flag`` /
+``auto_wait_flag``: :func:`inserted` lists them with the two source lines each orders.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from . import dtypes
+from .runtime import current, kernel_frame
+from .tensor import LocalTensor
+from .trace import Instr, Mem, Pipe, Sync, SyncKind, Trace
+
+AUTO_EVENT = "auto"
+
+
+@dataclass
+class _Buffer:
+    start: int
+    stop: int
+    name: str
+    writer: "tuple[Pipe, str] | None" = None              # pipe and file:line of the last write
+    readers: dict = field(default_factory=dict)           # pipe -> file:line, reads since that write
+    synced: set = field(default_factory=set)              # pipes already ordered after the last write
+
+
+class AutoState:
+    """One core's auto tensors and the syncs derived so far."""
+
+    def __init__(self, core):
+        self.core = core
+        self.buffers: dict[tuple[str, int], _Buffer] = {}
+        self.low = core.soc.ub_bytes  # auto buffers occupy [low, ub_bytes)
+        self.events = 0
+
+    def place(self, key: tuple[str, int], nbytes: int, name: str) -> _Buffer:
+        buf = self.buffers.get(key)
+        if buf is not None and buf.stop - buf.start >= nbytes:
+            return buf
+        start = (self.low - nbytes) // 32 * 32  # UB operands are 32 B aligned (AD-API 通用说明和约束.md)
+        used = getattr(self.core.pipe, "used", 0) if self.core.pipe is not None else 0
+        if start < used:
+            raise self.core.error("LocalTensorAuto", f"{name} needs {nbytes} B of UB but only {self.low - used} B are "
+                                                     f"left below the auto tensors and above TPipe's {used} B",
+                                  kind="ub-overflow")
+        self.low = start
+        buf = self.buffers[key] = _Buffer(start, start + nbytes, name)
+        return buf
+
+    def _touched(self, accesses) -> list[_Buffer]:
+        return [b for b in self.buffers.values()
+                if any(a.mem is Mem.UB and a.start < b.stop and b.start < a.stop for a in accesses)]
+
+    def before(self, op: str, pipe: Pipe, reads, writes, where: str) -> None:
+        """Record the syncs the instruction about to be recorded needs, then note its accesses."""
+        for buf in self._touched(reads):
+            if buf.writer and buf.writer[0] is not pipe and pipe not in buf.synced:
+                self._pair(buf.writer[0], pipe, buf.writer[1])
+                buf.synced.add(pipe)
+        written = self._touched(writes)
+        for buf in written:
+            if buf.writer and buf.writer[0] is not pipe and pipe not in buf.synced:
+                self._pair(buf.writer[0], pipe, buf.writer[1])
+            for reader, at in buf.readers.items():
+                if reader is not pipe:
+                    self._pair(reader, pipe, at)
+        for buf in self._touched(reads):
+            buf.readers.setdefault(pipe, where)
+        for buf in written:
+            buf.writer, buf.readers, buf.synced = (pipe, where), {}, set()
+
+    def _pair(self, src: Pipe, dst: Pipe, producer: str) -> None:
+        self.events += 1
+        event = (AUTO_EVENT, f"{src.value}_{dst.value}", self.events, producer)
+        self.core.record("auto_set_flag", src, sync=Sync(SyncKind.SET, src, dst, event))
+        self.core.record("auto_wait_flag", dst, sync=Sync(SyncKind.WAIT, src, dst, event))
+
+
+def state(core) -> AutoState:
+    if getattr(core, "auto", None) is None:
+        core.auto = AutoState(core)
+    return core.auto
+
+
+class LocalTensorAuto:
+    """``asc.LocalTensorAuto(dtype, shape)``: a UB tensor of ``prod(shape)`` elements whose
+    synchronisation is inserted automatically (see the module docstring for where and why).
+
+    The result is a plain :class:`LocalTensor` (every instruction takes it as one); its ``owner`` is
+    the auto buffer, so sub-tensors (``t[64:]``) stay auto-synced.
+
+    Args:
+        dtype: element type (``asc.float32``, or a GM argument's ``.dtype``).
+        shape: an element count or a list of dimensions.
+
+    Raises:
+        KernelError: outside a kernel; a non-positive or non-integer shape; UB exhausted (kind ``ub-overflow``).
+    """
+
+    def __new__(cls, dtype, shape) -> LocalTensor:
+        core, op = current("LocalTensorAuto"), "LocalTensorAuto"
+        dtype = dtypes.as_dtype(dtype)
+        dims = list(shape) if isinstance(shape, (list, tuple)) else [shape]
+        if not dims or any(isinstance(d, bool) or not hasattr(d, "__index__") or int(d) <= 0 for d in dims):
+            raise core.error(op, f"LocalTensorAuto(dtype, shape) needs positive integer dimensions, got {shape!r}")
+        length = math.prod(int(d) for d in dims)
+        frame = kernel_frame()
+        key = (frame.f_code.co_filename, frame.f_lineno) if frame else ("", 0)
+        name = f"auto@{key[0].rsplit('/', 1)[-1]}:{key[1]}"
+        buf = state(core).place(key, length * dtype.sizeof(), name)
+        return LocalTensor.at(core, buf.start, length, dtype, name, owner=buf)
+
+
+def hook(core, op: str, pipe: Pipe, reads, writes, sync) -> None:
+    """Called by ``Core.record`` before an instruction is appended: insert the automatic syncs it needs."""
+    auto = getattr(core, "auto", None)
+    if auto is None or sync is not None or not auto.buffers:
+        return
+    frame = kernel_frame()
+    where = f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame else "?"
+    auto.before(op, pipe, reads, writes, where)
+
+
+def is_auto(instr: Instr) -> bool:
+    """Whether ``instr`` is a sync fusekit inserted for ``LocalTensorAuto``."""
+    return instr.sync is not None and instr.sync.event[:1] == (AUTO_EVENT,)
+
+
+def inserted(trace: Trace, core: int = 0) -> list[str]:
+    """The automatic syncs of one core, one line each:
+    ``set_flag(MTE2_V) after x.py:12 -> wait_flag before x.py:20``."""
+    out = []
+    for instr in trace.cores[core]:
+        if is_auto(instr) and instr.sync.kind is SyncKind.WAIT:
+            _, event, _, producer = instr.sync.event
+            out.append(f"set_flag/wait_flag({event}): after {producer} -> before {instr.where}")
+    return out
+
+
+def summary(trace: "Trace | None") -> list[str]:
+    """The automatic syncs of a launch for a report, one line per distinct (event, producer line,
+    consumer line) over all cores, with how often it was placed and the two source lines it orders."""
+    import linecache
+    import os
+
+    def show(where: str) -> str:
+        path, _, line = where.rpartition(":")
+        text = linecache.getline(path, int(line)).strip() if line.isdigit() else ""
+        return f"{os.path.basename(path)}:{line} ({text})" if text else f"{os.path.basename(path)}:{line}"
+
+    counts: dict[tuple, int] = {}
+    for instr in (trace or ()):
+        if is_auto(instr) and instr.sync.kind is SyncKind.WAIT:
+            key = (instr.sync.event[1], instr.sync.event[3], instr.where)
+            counts[key] = counts.get(key, 0) + 1
+    return [f"  set_flag/wait_flag {event}: after {show(producer)} -> before {show(consumer)}"
+            + (f" (x{n})" if n > 1 else "") for (event, producer, consumer), n in counts.items()]

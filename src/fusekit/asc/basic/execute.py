@@ -1,0 +1,170 @@
+"""Issue one vector instruction: overlap rules, Trace record, and the effect (gather, compute, scatter).
+
+Check, then record, then effect (``docs/design.md``): everything here that can fail runs before
+``Core.record``; the effect only moves numbers. The effect gathers the active lanes of every
+source, computes them with the spec's numpy function in one vectorised call (one call per repeat
+when a later repeat reads what an earlier one wrote), rounds once to the destination dtype,
+applies the core's overflow mode, and writes the active lanes of the destination only: masked
+lanes keep their values (掩码.md: "mask为0时，目的操作数保持原值").
+
+Overlap rules (AD-API 通用说明和约束.md, 通用地址重叠约束):
+- count form: a source overlaps the destination completely (same start) or not at all;
+- split form, within a repeat: a source's bytes equal the destination's or are disjoint;
+- split form, across repeats: no repeat may read what an earlier repeat wrote, except src1 of the
+  instructions the page lists (``Spec.in_place_src1``) with half/int32/float when src1's or dst's
+  repeat stride is 0, and the destination of instructions that read it (``Spec.reads_dst``);
+  these run repeat by repeat, in order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import overflow
+from .iteration import Iteration
+from .lanes import Lanes, lanes
+from .spec import Spec
+
+_IN_PLACE_DTYPES = frozenset({"float16", "int32", "float32"})
+
+
+def execute(core, spec: Spec, it: Iteration, dst, srcs: dict, compute=None, scalars: tuple = ()) -> None:
+    """Check overlaps, record and apply ``spec`` on ``dst`` from ``srcs`` (role -> LocalTensor).
+
+    ``compute(*lanes, *scalars)`` gets the source lanes in ``srcs`` order (then the destination's
+    lanes when ``spec.reads_dst``), then ``scalars`` (already in the tensor dtype), and returns the
+    result lanes; default ``spec.compute``.
+
+    Raises:
+        KernelError: an operand out of bounds or an overlap the page forbids.
+    """
+    op, compute = spec.name, compute or spec.compute
+    if it.contiguous:
+        return _execute_count(core, spec, it.count, it.repeats, dst, srcs, compute, scalars)
+    d = lanes(core, op, dst, it, "dst")
+    s = {role: lanes(core, op, t, it, role) for role, t in srcs.items()}
+    sequential = _check_overlaps(core, spec, it, dst, d, srcs, s)
+    reads = tuple(a for role, t in srcs.items() for a in s[role].accesses(t))
+    if spec.reads_dst:
+        reads += d.accesses(dst)
+    mode = overflow.mode_of(core) if spec.arithmetic else overflow.INF_NAN
+
+    def effect():
+        with np.errstate(all="ignore"):  # the hardware does not warn about inf or NaN results
+            if sequential:  # a later repeat reads what an earlier one wrote: one repeat at a time, in order
+                active = it.active()
+                for r in range(it.repeats):
+                    pick = active[r]
+                    _run_lanes(dst, d.grid[r][pick], srcs, {k: v.grid[r][pick] for k, v in s.items()},
+                               spec.reads_dst, compute, scalars, mode)
+            else:
+                _run_lanes(dst, d.index, srcs, {k: v.index for k, v in s.items()}, spec.reads_dst, compute, scalars,
+                           mode)
+
+    core.record(op, spec.pipe, reads=reads, writes=d.accesses(dst), count=it.elements,
+                nbytes=it.elements * dst.dtype.sizeof(), dtype=dst.dtype.name, effect=effect, repeats=it.repeats,
+                cost=spec.cpp)
+
+
+def _execute_count(core, spec: Spec, n: int, repeats: int, dst, srcs: dict, compute, scalars: tuple) -> None:
+    """The count form: the first ``n`` elements of every operand, one Access each (the hot path)."""
+    op = spec.name
+    d0, d1 = dst.span(core, op, n)
+    reads = []
+    for src in srcs.values():
+        s0, s1 = src.span(core, op, n)
+        if n and s0 < d1 and d0 < s1 and (s0, s1) != (d0, d1):
+            raise core.error(op, f"{src.name} (UB [{s0}, {s1})) partially overlaps the destination {dst.name} (UB "
+                                 f"[{d0}, {d1})): operands may overlap only completely (通用说明和约束.md, "
+                                 "通用地址重叠约束)", tensor=dst.name, kind="partial-overlap")
+        reads.append(src.access(s0, s1))
+    write = dst.access(d0, d1)
+    if spec.reads_dst:
+        reads.append(write)
+    mode = overflow.mode_of(core) if spec.arithmetic else overflow.INF_NAN
+
+    def effect():
+        with np.errstate(all="ignore"):  # the hardware does not warn about inf or NaN results
+            _run_count(n, dst, srcs, spec.reads_dst, compute, scalars, mode)
+
+    core.record(op, spec.pipe, reads=tuple(reads), writes=(write,), count=n, nbytes=d1 - d0, dtype=dst.dtype.name,
+                effect=effect, repeats=repeats, cost=spec.cpp)
+
+
+def _run_count(n: int, dst, srcs: dict, reads_dst: bool, compute, scalars: tuple, mode) -> None:
+    inputs = [t.array(n) for t in srcs.values()] + ([dst.array(n)] if reads_dst else []) + list(scalars)
+    out = dst.array(n)
+    if mode == overflow.INF_NAN and isinstance(compute, np.ufunc):
+        compute(*inputs, out=out)  # straight into UB: the count form of a ufunc is the hot path
+    else:
+        out[...] = overflow.apply(compute(*inputs), out.dtype, mode)
+
+
+def _run_lanes(dst, d_index: np.ndarray, srcs: dict, s_index: dict, reads_dst: bool, compute, scalars: tuple,
+               mode) -> None:
+    if d_index.size == 0:
+        return
+    inputs = [t.array(t.length)[s_index[role]] for role, t in srcs.items()]
+    whole = dst.array(dst.length)
+    if reads_dst:
+        inputs.append(whole[d_index])
+    whole[d_index] = overflow.apply(compute(*inputs, *scalars), whole.dtype, mode)
+
+
+def _check_overlaps(core, spec: Spec, it: Iteration, dst, d: Lanes, srcs: dict, s: dict) -> bool:
+    """Apply the overlap rules; True when the repeats must run one after another."""
+    if it.elements == 0:
+        return False
+    active = it.active()
+    d_bytes = _bytes(dst, d.grid)
+    sequential = np.unique(d.index).size != d.index.size  # the destination rewrites itself across repeats
+    if spec.reads_dst:
+        sequential |= _later_reads_earlier(d_bytes, d_bytes, active)
+    for role, src in srcs.items():
+        if not (src.addr < d.ranges[-1][1] and d.ranges[0][0] < src.addr + src.length * src.dtype.sizeof()):
+            continue  # disjoint hulls: nothing to check
+        s_bytes = _bytes(src, s[role].grid)
+        _same_repeat(core, spec, dst, src, role, d_bytes, s_bytes, active)
+        if _later_reads_earlier(d_bytes, s_bytes, active):
+            rep_stride_zero = it.stride(role)[1] == 0 or it.stride("dst")[1] == 0
+            if not (spec.in_place_src1 and role == "src1" and rep_stride_zero and dst.dtype.name in _IN_PLACE_DTYPES):
+                raise core.error(spec.name, f"a repeat reads {role} {src.name} bytes that an earlier repeat wrote "
+                                            f"to the destination {dst.name}: the NPU may overwrite a source before it is read "
+                                            "(通用说明和约束.md, 通用地址重叠约束: 多次迭代间); change the strides or use "
+                                            "separate buffers", tensor=dst.name, kind="partial-overlap")
+            sequential = True
+    return sequential
+
+
+def _bytes(tensor, grid: np.ndarray) -> np.ndarray:
+    """int64[repeats, lanes, size]: UB byte addresses of every lane's element."""
+    size = tensor.dtype.sizeof()
+    return tensor.addr + grid[:, :, None] * size + np.arange(size)
+
+
+def _same_repeat(core, spec, dst, src, role, d_bytes, s_bytes, active) -> None:
+    """Within one repeat a source and the destination overlap 100% or not at all."""
+    for r in range(active.shape[0]):
+        db, sb = d_bytes[r][active[r]].ravel(), s_bytes[r][active[r]].ravel()
+        common = np.intersect1d(db, sb)
+        if common.size and (common.size != np.unique(db).size or common.size != np.unique(sb).size):
+            raise core.error(spec.name, f"in repeat {r}, {role} {src.name} partially overlaps the destination "
+                                        f"{dst.name}: within one repeat the operands must overlap 100% or not at all (通用说明和约束.md, "
+                                        "通用地址重叠约束: 单次迭代内)", tensor=dst.name, kind="partial-overlap")
+
+
+def _later_reads_earlier(d_bytes, s_bytes, active) -> bool:
+    """Whether some byte written by repeat r is read by a repeat r' > r."""
+    rows = np.nonzero(active)[0][:, None]
+    d_addr, s_addr = d_bytes[active], s_bytes[active]  # [active lanes, element size]
+    if d_addr.size == 0 or s_addr.size == 0:
+        return False
+    written_in = np.broadcast_to(rows, d_addr.shape).ravel()
+    read_in = np.broadcast_to(rows, s_addr.shape).ravel()
+    d_addr, s_addr = d_addr.ravel(), s_addr.ravel()
+    order = np.argsort(d_addr, kind="stable")
+    addresses, starts = np.unique(d_addr[order], return_index=True)
+    first_write = np.minimum.reduceat(written_in[order], starts)
+    pos = np.minimum(np.searchsorted(addresses, s_addr), addresses.size - 1)
+    hit = addresses[pos] == s_addr
+    return bool(np.any(first_write[pos[hit]] < read_in[hit]))

@@ -1,0 +1,128 @@
+"""Coverage of pyasc 1.1.1's ``asc`` names by the simulator: ``python -m fusekit.asc.coverage [out.md]``.
+
+Every public name of pyasc's ``asc`` (``pyasc_names.json``, see :mod:`fusekit.asc.names`) is either
+simulated (exported by ``fusekit.asc``), out of scope with a reason (:data:`OUT_OF_SCOPE`: the cube
+unit, AIPP, the advanced APIs of issue 11, pyasc's compiler and host plumbing), or in scope and
+not simulated yet (:data:`NOT_YET`, with the issue item that adds it). :func:`unlisted` returns
+the names in none of the three; ``tests/test_coverage.py`` fails when it is not empty. A kernel
+calling a name fusekit lacks gets "pyasc has asc.X; fusekit does not simulate it yet" with the
+reason below (:func:`reason`, used by :func:`fusekit.asc.names.unknown`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+from pathlib import Path
+
+from .names import PYASC_VERSION, pyasc_names
+
+CUBE = ("the cube unit (AIC: L1 / L0A / L0B / L0C, Mmad, LoadData, Fixpipe); fusekit simulates the vector core "
+        "(AIV) only")
+AIPP = "AIPP (image pre-processing on the AI Core's MTE2), not part of the vector core"
+ADV = "the advanced APIs (asc.adv: activations, norms, matmul ...): issue 11"
+HOST = "pyasc's compiler / launch plumbing, not a kernel API (fusekit launches with kernel[n](...))"
+PROFILING = "profiling / instruction-cache hints with no effect a CPU simulation could show"
+MODULE = "a sub-module of pyasc's package, not an API"
+
+_PATTERNS = [  # (regex on the name, reason), first match wins
+    (r"^(Aipp|set_aipp_functions$)", AIPP),
+    (r"^(mmad|load_data|LoadData|fixpipe|Fixpipe|Mmad|Nd2Nz|Nz2Nd|DataCopyCO12|CubeFormat|CO2Layout|TOTAL_L[01C]|"
+     r"set_load_data|set_fix_pipe|set_hf32|set_mm_layout|MatmulConfigMode|IterateMode|IterateOrder|ScheduleType|"
+     r"LayoutMode|BatchMode|DEFAULT_C0_SIZE|load_image_to_local|LoadImageToLocal|ascend_is_aic$|QuantModes$|"
+     r"bilinear_interpolation$)", CUBE),
+    (r"^adv$", ADV),
+    (r"^(CodegenOptions|CompileOptions|LaunchOptions|Hardware|codegen|common|core|language|lib|property|inline|"
+     r"runtime|jit_options)$", HOST),
+    (r"^(metrics_prof_start|metrics_prof_stop|icache_preload|get_icache_preload_status|data_cache_preload|"
+     r"dump_acc_chk_point|get_program_counter)$", PROFILING),
+]
+
+NOT_YET = {  # in scope (issue 9), not simulated yet: name -> what adds it (an exported name counts as simulated)
+    **dict.fromkeys(["TQueBind", "TBufPool", "LocalMemAllocator", "get_tpipe_ptr", "get_sys_workspace",
+                     "set_sys_workspace", "ib_set", "ib_wait", "notify_next_block", "wait_pre_block",
+                     "ascend_is_aiv", "get_task_ratio", "init_soc_state", "data_sync_barrier", "MemDsbT",
+                     "CheckLocalMemoryIAParam", "check_local_memory_ia", "get_hccl_context", "set_hccl_context",
+                     "get_store_atomic_config", "set_store_atomic_config", "AtomicDtype", "AtomicOp",
+                     "CacheMode", "CacheRwMode", "LocalTensorAuto", "ListTensorDesc", "TensorDesc", "ShapeInfo",
+                     "SliceInfo", "array", "void", "double", "float64", "int_", "ONE_BLK_SIZE",
+                     "get_shape_size", "DataFormat", "DataCopyPadParams", "lan_all"],
+                    "issue 9 item 8 (framework and runtime) or 7 (data movement): not simulated yet"),
+    **dict.fromkeys(["mrg_sort4", "rp_sort16", "proposal_concat", "proposal_extract", "get_sort_len",
+                     "get_sort_offset", "trans_data_to_5hd", "TransDataTo5HDParams", "load_data_with_sparse"],
+                    "issue 9 item 5 (data rearrangement): not simulated yet"),
+}
+
+
+def reason(name: str) -> str | None:
+    """Why fusekit does not simulate ``asc.<name>`` (out of scope or not yet), or None when unlisted."""
+    for pattern, why in _PATTERNS:
+        if re.search(pattern, name):
+            return f"out of scope: {why}"
+    return NOT_YET.get(name)
+
+
+def _forms(obj) -> str:
+    """Call forms of a simulated name: its Python signature, or the family's forms for a vector instruction."""
+    from .basic.spec import REGISTRY
+
+    spec = REGISTRY.get(getattr(obj, "__name__", ""))
+    if spec is not None:
+        return FAMILY_FORMS.get(spec.family, spec.family)
+    if inspect.isclass(obj):
+        return "class"
+    try:
+        return f"({', '.join(str(p) for p in inspect.signature(obj).parameters.values())})"
+    except (TypeError, ValueError):
+        return "constant"
+
+
+FAMILY_FORMS = {
+    "vec_binary": "count (dst, src0, src1, count); split (..., mask int | [hi, lo], repeat_times, BinaryRepeatParams)",
+    "vec_binary_scalar": "count (dst, src, scalar, count); split (..., mask, repeat_times, UnaryRepeatParams)",
+    "vec_unary": "count (dst, src, count); split (..., mask, repeat_times, UnaryRepeatParams)",
+    "vec_ternary_scalar": "count (dst, src, scalar, count); split (..., mask, repeat_times, UnaryRepeatParams)",
+    "vec_vconv": "count and split forms with round_mode (see the page)",
+    "vec_duplicate": "count (dst, scalar, count); split (..., mask, repeat_times, dst_blk_stride, dst_rep_stride)",
+    "vec_reduce": "count and split forms, as each page lists",
+    "vec_cmpsel": "count and split forms with cmp_mode / sel_mode",
+}
+
+
+def rows() -> list[tuple[str, str, str]]:
+    """(name, forms, status) for every ``asc`` name of pyasc 1.1.1, sorted by name."""
+    from fusekit import asc
+
+    out = []
+    for name in sorted(pyasc_names()["asc"]):
+        if name in dir(asc):
+            out.append((name, _forms(getattr(asc, name)), "simulated"))
+        else:
+            out.append((name, "", reason(name) or "UNLISTED"))
+    return out
+
+
+def unlisted() -> list[str]:
+    """pyasc names that are neither simulated nor listed with a reason (must be empty)."""
+    return [name for name, _, status in rows() if status == "UNLISTED"]
+
+
+def markdown() -> str:
+    """The coverage table as Markdown (docs/coverage.md)."""
+    table = rows()
+    simulated = sum(status == "simulated" for _, _, status in table)
+    lines = [f"# pyasc {PYASC_VERSION} coverage", "",
+             f"Generated by `python -m fusekit.asc.coverage docs/coverage.md` from `pyasc_names.json`: "
+             f"{simulated} of {len(table)} `asc` names simulated.", "",
+             "| name | call forms | status |", "|---|---|---|"]
+    lines += [f"| `{n}` | {f.replace('|', '&#124;')} | {s} |" for n, f, s in table]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    text = markdown()
+    if len(sys.argv) > 1:
+        Path(sys.argv[1]).write_text(text, encoding="utf-8")
+    else:
+        print(text, end="")

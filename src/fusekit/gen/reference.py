@@ -1,0 +1,166 @@
+"""The three reference models of a generated operator, derived from its expression graph.
+
+- ``hardware`` / ``fp32``: the lowered program of the native / fp32 variant evaluated instruction
+  by instruction in numpy, each result rounded to its destination dtype as the vector unit stores
+  it (and saturated under the SoC's saturation mode): the kernel must match it bit for bit. The
+  instruction semantics are the documented ones (docs/ascendc-model.md): + - * / max min rounded
+  once; exp and ln in float32 rounded to the dtype; rsqrt and reciprocal in float64 rounded once;
+  scalars converted to the tensor dtype (a float kernel argument is float32 first); Cast rounds by
+  its RoundMode and saturates integers.
+- ``exact``: the graph in float64 with the real functions (math.erf, numpy.tanh), each explicit
+  cast rounded as asked, then one rounding to the output dtype.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fusekit.asc import dtypes, overflow
+from fusekit.asc.basic.reduction import first_extreme, sequential_sum, tree_sum
+from fusekit.asc.basic.rounding import RoundMode, convert
+
+from .graph import Graph, Node
+from .lower import FLOATS, Program
+
+
+def _np(name: str) -> np.dtype:
+    return dtypes.as_dtype(name).np
+
+
+def _scalar(s, values: dict, dtype: str):
+    with np.errstate(over="ignore"):
+        return np.array(np.float32(s.number(values))).astype(_np(dtype))[()]
+
+
+_F64 = {"rsqrt": lambda x: 1 / np.sqrt(x), "reciprocal": lambda x: 1 / x}
+_UNARY = {"exp": np.exp, "ln": np.log, "sqrt": np.sqrt, "abs": np.abs, "relu": lambda x: np.maximum(x, np.zeros((), x.dtype))}
+_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum, "min": np.minimum}
+_SCALAR = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minimum,
+           "leaky_relu": lambda x, a: np.where(x >= 0, x, x * a)}
+
+
+def row_sum(x: np.ndarray, arch: str, mode: str) -> np.ndarray:
+    """ReduceSum's count form over each row of ``x`` ([N, C]) in its documented order (ReduceSum.md,
+    关键特性说明): on 2201 a binary tree inside each 256 B repeat, the repeats' sums in order; on 2002 a
+    tree over the whole repeats, a tree over the tail, then their sum."""
+    n, c = x.shape
+    epr = 256 // x.dtype.itemsize
+    if arch == "2201":
+        r = max(-(-c // epr), 1)
+        padded = np.full((n, r * epr), x.dtype.type(-0.0), x.dtype)
+        padded[:, :c] = x
+        return sequential_sum(tree_sum(padded.reshape(n, r, epr), None, mode), mode)
+    body = c // epr * epr if c >= epr else c
+    total = tree_sum(x[:, :body], None, mode)
+    if c > body:
+        total = tree_sum(np.stack([total, tree_sum(x[:, body:], None, mode)], axis=-1), None, mode)
+    return total
+
+
+def _row_extreme(x: np.ndarray, largest: bool) -> np.ndarray:
+    """ReduceMax / ReduceMin: the first extreme of each row (a NaN wins, as fusekit's reduction does)."""
+    value, _ = first_extreme(x, None, largest)
+    return value
+
+
+def run_program(program: Program, arrays: dict, values: dict, mode: str, arch: str = "2201") -> dict:
+    """Evaluate ``program`` on input ``arrays`` (name -> 1-D array; [N, C] rows for a row-tiled program,
+    (C,) inputs broadcast) and scalar ``values`` (name -> float: attrs, 0-d inputs, inv_row); returns
+    {output name: array}."""
+    env = {id(v): arrays[name] for name, v in program.inputs.items()}
+    shape = next(iter(arrays.values())).shape if arrays else (0,)
+    for name, v in program.broadcast.items():
+        row = np.asarray(arrays[name])
+        dt = _np(v.dtype)
+        row = convert(row, dtypes.as_dtype(v.dtype), RoundMode.CAST_NONE) if row.dtype != dt else row
+        env[id(v)] = np.broadcast_to(row, shape)
+    with np.errstate(all="ignore"):
+        for ins in program.instrs:
+            dt = _np(ins.dst.dtype)
+            src = [env[id(s)] for s in ins.srcs]
+            if ins.op == "padded":  # the zero lanes past n are never selected
+                out = src[0]
+            elif ins.op == "compare":  # IEEE 754 comparisons (NaN: only NE is true)
+                out = _COMPARE[ins.round](src[0], src[1])
+                env[id(ins.dst)] = out
+                continue
+            elif ins.op == "select":
+                out = np.where(src[0], src[1], src[2])
+            elif ins.op == "reduce_sum":
+                out = row_sum(np.asarray(src[0], dt), arch, mode)
+            elif ins.op in ("reduce_max", "reduce_min"):
+                out = _row_extreme(np.asarray(src[0], dt), ins.op == "reduce_max")
+            elif ins.op == "bcast":  # a row value (or an (N, 1) input's) duplicated over its row
+                out = np.broadcast_to(np.asarray(src[0]).reshape(-1)[:, None], shape)
+            elif ins.op == "cast":
+                out = convert(src[0], dtypes.as_dtype(ins.dst.dtype), RoundMode[ins.round])
+            elif ins.op == "duplicate":
+                out = np.full(shape, _scalar(ins.scalar, values, ins.dst.dtype), dt)
+            elif ins.op in _F64:
+                out = _F64[ins.op](src[0].astype(np.float64))
+            elif ins.op in _UNARY:
+                out = _UNARY[ins.op](src[0])
+            elif ins.op in _BINARY:
+                out = _BINARY[ins.op](src[0], src[1])
+            elif ins.op in _SCALAR:
+                out = _SCALAR[ins.op](src[0], _scalar(ins.scalar, values, ins.dst.dtype))
+            else:
+                raise NotImplementedError(f"no reference semantics for asc.{ins.op}")
+            out = np.asarray(out).astype(dt)
+            env[id(ins.dst)] = overflow.apply(out, dt, mode) if ins.dst.dtype in FLOATS else out
+    return {name: env[id(v)] for name, v in program.outputs.items()}
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    return np.frompyfunc(math.erf, 1, 1)(x).astype(np.float64)
+
+
+_COMPARE = {"LT": np.less, "LE": np.less_equal, "GT": np.greater, "GE": np.greater_equal, "EQ": np.equal,
+            "NE": np.not_equal}
+
+_EXACT = {
+    "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal,
+    "where": np.where,
+    "neg": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x),
+    "reciprocal": lambda x: 1 / x, "relu": lambda x: np.maximum(x, 0.0), "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "silu": lambda x: x / (1 + np.exp(-x)), "tanh": np.tanh,
+    "gelu_tanh": lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3))),
+    "gelu_erf": lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "maximum": np.maximum,
+    "minimum": np.minimum, "leaky_relu": lambda x, a: np.where(x >= 0, x, x * a),
+}
+
+
+def exact(graph: Graph, arrays: dict, values: dict, width: int | None = None) -> dict:
+    """The graph in float64 on flat ``arrays``; returns {output name: float64 array} before the final
+    rounding (explicit casts inside the expression are rounded as they ask)."""
+    memo: dict[int, np.ndarray] = {}
+
+    def ev(node: Node):
+        if id(node) in memo:
+            return memo[id(node)]
+        if node.op == "input":
+            out = np.asarray(arrays[node.name]).astype(np.float64)
+        elif node.op == "attr":
+            out = np.float64(values[node.name])
+        elif node.op == "const":
+            out = np.float64(node.value)
+        elif node.op in ("sum", "mean", "max", "min"):
+            x = ev(node.args[0])
+            x = np.broadcast_to(x, (next(iter(arrays.values())).shape[0], width)) if np.ndim(x) < 2 else x
+            fn = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min}[node.op]
+            out = fn(x, axis=-1, keepdims=True)
+        elif node.op == "cast":
+            x = ev(node.args[0])
+            target = dtypes.as_dtype(node.params["dtype"])
+            mode = RoundMode["CAST_" + node.params["rounding"].upper()]
+            out = convert(np.asarray(x, np.float64), target, mode).astype(np.float64)
+        else:
+            out = _EXACT[node.op](*(ev(a) for a in node.args))
+        memo[id(node)] = out
+        return out
+
+    with np.errstate(all="ignore"):
+        return {name: np.asarray(ev(node), np.float64) for name, node in zip(graph.output_names, graph.outputs)}

@@ -1,0 +1,56 @@
+"""Issue 11 item 4: pyasc's own tests, unmodified, on fusekit (``fusekit conformance``).
+
+Runs files of the user's pyasc checkout (github hicann/pyasc; found through
+$FUSEKIT_PYASC_CHECKOUT, /tmp/pyasc_src or the mirror): skipped when there is none. Expected
+results are what each file does, read from its source: tutorial 01_add and the LocalTensorAuto vadd
+compute x + y and must pass with a clean sanitizer; generalization/basic/test_vadd.py's 1000-element
+float32 case reads 512-element tiles past the 1000 elements (16 cores x 63 elements, tile 512): a
+sample defect; matmul files need the cube unit.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from fusekit import conformance
+
+ROOT = conformance.find_checkout()
+pytestmark = pytest.mark.skipif(ROOT is None, reason="no pyasc checkout (set FUSEKIT_PYASC_CHECKOUT)")
+
+
+def _run(*files):
+    out = subprocess.run([sys.executable, "-m", "fusekit.cli", "conformance", *(str(ROOT / f) for f in files)],
+                         capture_output=True, text=True, timeout=600)
+    rows = {}
+    for line in out.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[0].startswith(("python/", "tutorials/", "test/")) or "/python/" in line[:80]:
+            rows.setdefault(parts[0].rsplit("python/", 1)[-1], []).append(line)
+    return out, rows
+
+
+def test_suite_sample():
+    files = ["python/tutorials/01_add/add.py", "python/test/kernels/insert_sync/test_vadd.py",
+             "python/test/kernels/test_matmul.py", "python/test/generalization/basic/test_vadd.py"]
+    out, rows = _run(*files)
+    text = out.stdout
+    assert "fusekit conformance" in text, out.stderr[-2000:]
+    assert any("01_add/add.py" in k and "passed" in v[0] and "sanitizer: clean" in v[0] for k, v in rows.items()), text
+    auto = [v for k, v in rows.items() if k.endswith("insert_sync/test_vadd.py")]
+    assert auto and "passed" in auto[0][0] and "sanitizer: clean" in auto[0][0], text
+    assert any(k.endswith("kernels/test_matmul.py") and "not simulated (cube unit)" in v[0] for k, v in rows.items())
+    vadd = [line for k, v in rows.items() if k.endswith("generalization/basic/test_vadd.py") for line in v]
+    first = next(line for line in vadd if "dtype0-size0" in line)
+    assert "sample defect" in first and "out-of-bounds" in first, first
+
+
+def test_explain_names_the_missing_api():
+    from fusekit import asc
+    try:
+        asc.set_aipp_functions
+    except AttributeError as exc:
+        result, reason = conformance.explain(exc)
+    assert result == "unsupported" and "asc.set_aipp_functions" in reason
