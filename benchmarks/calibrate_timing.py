@@ -9,9 +9,10 @@ Targets (see ``fusekit.timing``'s docstring):
   D. bank_conflict_ub (AD examples/01_simd_cpp_api/05_best_practices/04_memory_access/bank_conflict_ub/
      README.md): 1000 float Adds of 64 repeats take 2390 (scenario 1, no conflict), 4167 (scenario 2,
      read-read) and 3751 (scenario 5, read-write) system cycles at 50 MHz.
-A fixes mte_engine_gbps and mte_latency_ns (one core does not share GM bandwidth); B and C fix
-small_transfer_efficiency and launch_overhead_us. Each pair is solved by fixed-point iteration on
-the model itself. D fixes vector_startup_cycles, ub_read_read_conflict_cycles and
+  E. DataCopy study (AD .../04_memory_access/data_copy/README.md) aiv_mte2_time of scenarios 1 and 2.
+E with A's MTE2 time (ratio x time) fixes mte_engine_gbps, mte_request_ns and mte_burst_ns in closed
+form (fit_engine); A's total then fixes mte_latency_ns, C launch_overhead_us and B
+small_transfer_efficiency (bisection / fixed point on the model, three rounds); A's ratio is predicted. D fixes vector_startup_cycles, ub_read_read_conflict_cycles and
 ub_read_write_conflict_cycles in closed form (the Adds run back to back on PIPE_V: each costs
 start-up + 64 repeats + the conflict cycles; repeat 0 has no earlier write to conflict with).
 The other scenarios of D and the DataCopy study are predicted only (``fusekit validate-timing``).
@@ -45,25 +46,49 @@ def mte2_ratio(trace, params: TimingParams) -> float:
     return busy / core.finish_us
 
 
+# MTE2 times of the DataCopy study (AD examples/01_simd_cpp_api/05_best_practices/04_memory_access/data_copy/
+# README.md, aiv_mte2_time, 48 cores): scenario 1 = 49152 single-burst 128 B copies per core, scenario 2 = 768 copies
+# of 64 bursts of 128 B per core
+COPY1_MTE2_US, COPY1_COPIES, COPY2_MTE2_US, COPY2_COPIES = 548.161, 49152, 220.772, 768
+
+
+def fit_engine() -> dict[str, float]:
+    """E: the engine's cost per request, per burst and per byte, in closed form (ns).
+
+    Per copy, the engine works request + bursts x burst + bytes / rate and the copies follow back to
+    back (pipelined, engine-bound): scenario 1 gives request + burst + 128 B / rate, scenario 2
+    request + 64 bursts + 8 KB / rate, and the single-core add row (MTE2 busy = ratio x time over
+    32768 single-burst 8 KB copies) request + burst + 8 KB / rate.
+    """
+    one = COPY1_MTE2_US * 1e3 / COPY1_COPIES
+    many = COPY2_MTE2_US * 1e3 / COPY2_COPIES
+    add = TARGET_A_US * TARGET_A_RATIO * 1e3 / (2 * N_ADD // TILE)
+    per_byte = (add - one) / (8192 - 128)
+    burst = (many - one - (8192 - 128) * per_byte) / 63
+    return {"mte_engine_gbps": 1 / per_byte, "mte_burst_ns": burst, "mte_request_ns": one - burst - 128 * per_byte}
+
+
+def _bisect(f, lo: float, hi: float, target: float, steps: int = 12) -> float:
+    """x in [lo, hi] with f(x) = target for an increasing f."""
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) < target else (lo, mid)
+    return (lo + hi) / 2
+
+
 def fit(params: TimingParams, single, multi, fused, unfused) -> TimingParams:
-    copies = sum(1 for i in single[0].cores[0] if i.pipe.value == "MTE2" and i.nbytes)
-    for _ in range(30):
-        # A: per-copy occupancy sets the single-core time, its busy part the MTE2 ratio
-        t, r = time_of(single, params), mte2_ratio(single[0], params)
-        busy_per_copy = 8192 / (params.mte_engine_gbps * 1e3)
-        latency_us = params.mte_latency_ns / 1e3
-        occupancy = busy_per_copy + latency_us + (TARGET_A_US - t) / copies
-        params = dataclasses.replace(params, mte_engine_gbps=params.mte_engine_gbps * r / TARGET_A_RATIO,
-                                     mte_latency_ns=max(1.0, (occupancy - busy_per_copy * TARGET_A_RATIO / r) * 1e3))
-        # C: the launch overhead sets the fused / unfused ratio at 256K (two launches against one)
+    """A: latency to the single-core time; C: launch overhead to the 1.8x; B: 8 KB efficiency to 48 cores."""
+    params = dataclasses.replace(params, **fit_engine())
+    for _ in range(3):
+        params = dataclasses.replace(params, mte_latency_ns=_bisect(
+            lambda x: time_of(single, dataclasses.replace(params, mte_latency_ns=x)), 0.0, 400.0, TARGET_A_US))
         tf, tu = time_of(fused, params), time_of(unfused, params)
         overhead = params.launch_overhead_us + (TARGET_C_RATIO * tf - tu) / (2 - TARGET_C_RATIO)
         params = dataclasses.replace(params, launch_overhead_us=max(0.0, overhead))
-        # B: the 48-core time sets the GM efficiency of 8 KB transfers
-        tb = time_of(multi, params)
-        eff8k = (params.small_transfer_efficiency + 1) / 2 * (tb - params.launch_overhead_us) / (
-            TARGET_B_US - params.launch_overhead_us)
-        params = dataclasses.replace(params, small_transfer_efficiency=min(1.0, max(0.05, 2 * eff8k - 1)))
+        # more efficiency = faster: bisect on the negated time
+        params = dataclasses.replace(params, small_transfer_efficiency=_bisect(
+            lambda x: -time_of(multi, dataclasses.replace(params, small_transfer_efficiency=x)), 0.3, 1.0,
+            -TARGET_B_US))
     return params
 
 
@@ -93,6 +118,7 @@ def main() -> None:
     print(f"B: {time_of(multi, params):.2f} us (target {TARGET_B_US})")
     print(f"C: unfused / fused {time_of(unfused, params) / time_of(fused, params):.3f} (target {TARGET_C_RATIO})")
     fitted = {"mte_engine_gbps": params.mte_engine_gbps, "mte_latency_ns": params.mte_latency_ns,
+              "mte_request_ns": params.mte_request_ns, "mte_burst_ns": params.mte_burst_ns,
               "launch_overhead_us": params.launch_overhead_us,
               "small_transfer_efficiency": params.small_transfer_efficiency, **vector}
     for name, value in fitted.items():
@@ -120,9 +146,12 @@ SOURCES = {
                                     "3 and 7",
     "ub_read_write_conflict_cycles": f"calibrated (D) to {BANK}, scenario 5 (3751 system cycles, 63 conflicting "
                                      "repeats per Add); predicted: scenarios 4, 6 and 8 (no conflict)",
-    "mte_engine_gbps": "calibrated (benchmarks/calibrate_timing.py): single-core Add 8192x8192 fp16 = 6909.6 us with "
-                       "aiv_mte2_ratio 0.873 (AD add_high_performance README)",
-    "mte_latency_ns": "calibrated (benchmarks/calibrate_timing.py): the same single-core Add measurement",
+    "mte_engine_gbps": "calibrated in closed form (benchmarks/calibrate_timing.py, E) from three MTE2 times: DataCopy study scenario 1 (548.161 us for 49152 single-burst 128 B copies per core) and scenario 2 (220.772 us for 768 copies of 64 x 128 B bursts) (AD examples/01_simd_cpp_api/05_best_practices/04_memory_access/data_copy/README.md, aiv_mte2_time) and the single-core Add study (6909.6 us x aiv_mte2_ratio 0.873 for 32768 8 KB copies; AD add_high_performance README)",
+    "mte_request_ns": "calibrated in closed form (benchmarks/calibrate_timing.py, E) from three MTE2 times: DataCopy study scenario 1 (548.161 us for 49152 single-burst 128 B copies per core) and scenario 2 (220.772 us for 768 copies of 64 x 128 B bursts) (AD examples/01_simd_cpp_api/05_best_practices/04_memory_access/data_copy/README.md, aiv_mte2_time) and the single-core Add study (6909.6 us x aiv_mte2_ratio 0.873 for 32768 8 KB copies; AD add_high_performance README)",
+    "mte_burst_ns": "calibrated in closed form (benchmarks/calibrate_timing.py, E) from three MTE2 times: DataCopy study scenario 1 (548.161 us for 49152 single-burst 128 B copies per core) and scenario 2 (220.772 us for 768 copies of 64 x 128 B bursts) (AD examples/01_simd_cpp_api/05_best_practices/04_memory_access/data_copy/README.md, aiv_mte2_time) and the single-core Add study (6909.6 us x aiv_mte2_ratio 0.873 for 32768 8 KB copies; AD add_high_performance README)",
+    "mte_latency_ns": "calibrated (bisection on the model, benchmarks/calibrate_timing.py A): single-core Add 8192x8192 "
+                      "fp16 = 6909.6 us (AD add_high_performance README); with pipelined requests it delays only a "
+                      "transfer's consumers (flags, other pipes), not the next transfer",
     "launch_overhead_us": "calibrated (benchmarks/calibrate_timing.py): unfused Add+Mul = 1.8x FusedAddScale at 256K "
                           "fp16 (seed article, section 1.1; 3p)",
     "small_transfer_efficiency": "calibrated (benchmarks/calibrate_timing.py): 48-core Add 8192x8192 fp16 with 8 KB "

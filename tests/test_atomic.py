@@ -45,11 +45,11 @@ def _model(op, y0, rows):
     return (np.maximum if op is asc.set_atomic_max else np.minimum).reduce(np.vstack([y0[None], rows]), axis=0)
 
 
-def _run(op, dtype, cores, n=64, reverse=False, pad=False, soc=None, seed=0):
+def _run(op, dtype, cores, n=64, reverse=False, pad=False, soc=None, seed=0, model_op=None):
     rng = np.random.default_rng(seed + cores)
     rows = rng.integers(-20, 20, (cores, n)).astype(dtype)
     y = rng.integers(-5, 5, n).astype(dtype)
-    want = _model(op, y.copy(), rows)
+    want = _model(model_op or op, y.copy(), rows)
     asc.launch(accumulate, cores, (rows, y, n, op, _asc(dtype), pad),
                reverse_cores=reverse, soc=soc)
     return y, want
@@ -162,3 +162,24 @@ def test_trace_marks_atomic_writes():
                                        False)).trace
     stores = [i for i in trace if i.op == "data_copy" and i.writes[0].mem is asc.Mem.GM]
     assert [w.atomic for i in stores for w in i.writes] == ["max.float32", "max.float32"]
+
+
+def test_store_atomic_config_turns_atomic_add_on_and_reads_back():
+    def config(dtype):
+        asc.set_store_atomic_config(asc.AtomicDtype.ATOMIC_F32, asc.AtomicOp.ATOMIC_SUM)
+
+    y, want = _run(config, np.float32, 7, model_op=asc.set_atomic_add)
+    assert np.array_equal(y, want)
+
+    seen = []
+
+    @asc.jit
+    def k(x: asc.GlobalAddress):
+        seen.append(asc.get_store_atomic_config())
+        asc.set_store_atomic_config(asc.AtomicDtype.ATOMIC_F16, asc.AtomicOp.ATOMIC_SUM)
+        seen.append(asc.get_store_atomic_config())
+        asc.set_store_atomic_config(asc.AtomicDtype.ATOMIC_NONE, asc.AtomicOp.ATOMIC_SUM)
+        seen.append(asc.get_store_atomic_config())
+
+    k[1](np.zeros(8, np.float32))
+    assert seen == [(0, 0), (2, 0), (0, 0)]  # GetStoreAtomicConfig(ISASI).md: 2 = half

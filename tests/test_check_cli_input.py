@@ -86,6 +86,8 @@ def test_bad_numbers_exit_2_in_one_line(workdir, capsys, argv, message):
     (["emit", "fused_add_scale", "--out", "afile"], "--out afile: afile is a file, not a directory"),
     (["emit", "fused_add_scale", "--out", "afile/sub"], "--out afile/sub: afile is a file, not a directory"),
     (["emit", "fused_add_scale", "--project", "afile/p"], "--project afile/p: afile is a file, not a directory"),
+    (["run", "fused_add_scale", "--size", "64", "-o", "/proc/y.npy"],  # writable bits, but no file can be made
+     "-o /proc/y.npy: cannot create files in directory /proc"),
     (["check", "missing.py"], "missing.py: no such file"),
     (["check", "afile"], "afile failed to import"),
 ])

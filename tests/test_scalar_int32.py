@@ -280,3 +280,16 @@ def test_arithmetic_matches_the_fixed_width_model_on_random_operands():
                 compute()
 
     check()
+
+
+@asc.jit
+def _power_of_an_argument(x: asc.GlobalAddress, bl: int, reflected: asc.ConstExpr[bool]):
+    off = 2 ** bl if reflected else bl ** 2  # noqa: F841
+
+
+@pytest.mark.parametrize("reflected", [False, True])
+def test_power_of_a_kernel_integer_is_refused_as_pyasc_refuses_it(reflected):
+    """pyasc's PlainValue.__pow__ / __rpow__ raise NotImplementedError (asc/language/core/ir_value.py)."""
+    with pytest.raises(asc.KernelError, match=r"no power operator") as err:
+        _power_of_an_argument[1](np.zeros(8, np.float16), 50000, reflected)
+    assert err.value.kind == "api" and err.value.line > 0

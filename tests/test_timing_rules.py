@@ -35,14 +35,18 @@ def cyc(n):
 ISSUE, SYNC = cyc(RAW["scalar_cycles_per_call"]), cyc(RAW["sync_cycles"])
 
 
-def copy_us(nbytes, gm_offset=0, sharers=1):
-    """latency + bytes / rate; rate = min(engine x align factor, GM bandwidth x efficiency / sharers)."""
+def copy_us(nbytes, gm_offset=0, sharers=1, bursts=1):
+    """latency + bytes / rate; rate = min(engine x align factor x request factor, GM bandwidth x efficiency /
+    sharers); request factor = payload / (payload + request + bursts x burst cost), payload = bytes / engine
+    rate (the engine's fixed costs per request and burst, folded into its rate)."""
     lead = gm_offset % RAW["gm_align_bytes"]  # a burst that touches one more 512 B segment than it needs
     misaligned = lead and lead + nbytes > math.ceil(nbytes / RAW["gm_align_bytes"]) * RAW["gm_align_bytes"]
     factor = RAW["misaligned_efficiency"] if misaligned else 1.0
     ramp = min(1.0, nbytes / RAW["full_efficiency_bytes"])
     eff = (RAW["small_transfer_efficiency"] + (1 - RAW["small_transfer_efficiency"]) * ramp) * factor
-    rate = min(RAW["mte_engine_gbps"] * 1e3 * factor, RAW["gm_bandwidth_gbps"] * 1e3 * eff / sharers)
+    payload_ns = nbytes / RAW["mte_engine_gbps"]
+    request = payload_ns / (payload_ns + RAW["mte_request_ns"] + bursts * RAW["mte_burst_ns"])
+    rate = min(RAW["mte_engine_gbps"] * 1e3 * factor * request, RAW["gm_bandwidth_gbps"] * 1e3 * eff / sharers)
     return RAW["mte_latency_ns"] / 1e3 + nbytes / rate
 
 

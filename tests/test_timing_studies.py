@@ -36,8 +36,9 @@ def test_every_bank_conflict_scenario_within_10_percent(scenario):
 
 
 # predicted / published - 1 of the current model (fusekit validate-timing --study data_copy)
-COPY_ERRORS = {1: "+178 %", 2: "+19 %", 3: "+15 %", 4: "+28 %", 5: "+20 %", 6: "+171 % (no L2 model)",
-               7: "-50 % (no same-address model)", 8: "-19 %"}
+# scenarios 1 and 2 pass (their MTE2 times are calibration targets of the request and burst costs)
+COPY_ERRORS = {3: "+12.1 %", 4: "+25.2 %", 5: "+16.5 % (no L2 model)", 6: "+164 % (no L2 model)",
+               7: "-53.4 % (no same-address model)", 8: "-23.6 %"}
 
 
 @pytest.mark.slow

@@ -44,7 +44,8 @@ def test_tune_finds_the_grid_minimum(n):
     times = brute_force(n)
     best = min(times.values())
     result = tune(n)
-    assert best <= result.best_us <= best * 1.01
+    # tune also tries tiles of block_length / 2 and / 3, outside this grid, so it may beat the grid's minimum
+    assert result.best_us <= best * 1.01
     assert result.best_us == min(result.tried.values()) and result.tried[result.best] == result.best_us
     for plan, us in result.tried.items():  # every time it compared is the plan's own prediction
         if plan in times:

@@ -301,3 +301,19 @@ def test_set_deq_scale_bad_arguments_list_the_three_forms():
         run(lambda d, s, _: asc.set_deq_scale("x"), np.zeros(16, np.float16), np.zeros(16, np.float16))
     with pytest.raises(ValueError, match="16"):
         asc.VdeqInfo([1.0] * 15, [0] * 16, [True] * 16)
+
+
+@asc.jit
+def _cast_without_a_round_mode(x: asc.GlobalAddress):
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf=buf, num=1024)
+    t = buf.get(asc.float16)
+    u = buf.get(asc.float32)[128:]
+    asc.cast(u, t, 128)  # the round mode forgotten: 128 lands in round_mode
+
+
+def test_a_forgotten_round_mode_is_named_not_blamed_on_the_call_form():
+    with pytest.raises(asc.KernelError, match=r"round_mode must be an asc.RoundMode .*got int 128") as err:
+        _cast_without_a_round_mode[1](np.zeros(8, np.float16))
+    assert err.value.line > 0

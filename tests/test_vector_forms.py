@@ -393,3 +393,34 @@ def test_unary_split_form_with_is_set_mask_false():
     for r in range(2):
         want[128 * r:128 * r + 8] = np.sqrt(x[128 * r:128 * r + 8].astype(np.float64)).astype(F16)
     np.testing.assert_array_equal(out, want)
+
+
+@asc.jit
+def _counter_mode_split_form(x: asc.GlobalAddress, y: asc.GlobalAddress, n: int):
+    pipe = asc.TPipe()
+    buf = asc.TBuf(asc.TPosition.VECCALC)
+    pipe.init_buffer(buf=buf, num=1024)
+    t = buf.get(asc.float16)
+    u = t[256:]
+    xg = asc.GlobalTensor()
+    xg.set_global_buffer(x, 256)
+    yg = asc.GlobalTensor()
+    yg.set_global_buffer(y, 256)
+    asc.data_copy(t, xg, 256)
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.duplicate(u, 0.0, 256)
+    asc.set_mask_count()
+    asc.add(u, t, t, n, 1, asc.BinaryRepeatParams())  # Counter mode: mask = element count
+    asc.set_mask_norm()
+    asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+    asc.data_copy(yg, u, 256)
+
+
+@pytest.mark.parametrize("n", [1, 100, 129, 256])
+def test_counter_mode_split_form_takes_the_int_mask_as_an_element_count(n):
+    """掩码.md: in Counter mode the mask argument is the number of elements to process, across repeats."""
+    x = np.arange(256, dtype=np.float16)
+    y = np.zeros(256, np.float16)
+    _counter_mode_split_form[1](x, y, n)
+    expect = np.where(np.arange(256) < n, x + x, 0).astype(np.float16)
+    assert y.tobytes() == expect.tobytes()

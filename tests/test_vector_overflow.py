@@ -146,3 +146,17 @@ def test_a_mode_the_soc_lacks_is_refused():
             overflow="inf_nan")
     with pytest.raises(ValueError, match=r"overflow must be one of inf_nan, saturation, got 'wrap'"):
         run(lambda d, x, y: asc.add(d, x, y, 16), np.zeros(16, F16), np.zeros(16, F16), overflow="wrap")
+
+
+def test_fused_add_scale_takes_the_overflow_mode_on_910b_and_refuses_inf_nan_on_310p():
+    """INF_NAN_MODE_ENABLE / set_device_sat_mode pages: A2/A3 can be switched to saturation; 310P has no IEEE mode."""
+    a = np.array([65504, 65504, -65504, 1000], np.float16)
+    b = np.array([15, 16, -16, 1000], np.float16)
+    with pytest.warns(fusekit.PrecisionWarning):
+        saturated = fusekit.fused_add_scale(a, b, 1.0, soc="Ascend910B1", overflow="saturation")
+    assert saturated.tolist() == [65504, 65504, -65504, 2000]  # 65504 + 16 rounds to inf -> largest finite
+    with pytest.warns(fusekit.PrecisionWarning):
+        ieee = fusekit.fused_add_scale(a, b, 1.0, soc="Ascend910B1")
+    assert ieee.tolist() == [65504, np.inf, -np.inf, 2000]
+    with pytest.raises(ValueError, match="saturation only"):
+        fusekit.fused_add_scale(a, b, 1.0, soc="Ascend310P3", overflow="inf_nan")

@@ -144,6 +144,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="BUFFER_NUM, buffers per queue, 1 to 8 (default 2: double buffering)")
     run.add_argument("--precision", choices=list(fas.PRECISIONS), default=None,
                      help="native: compute in the dtype; fp32: cast to float32 in UB (default: native, fp32 for bfloat16)")
+    run.add_argument("--overflow", choices=["inf_nan", "saturation"], default=None,
+                     help="float overflow mode of the vector unit (default the SoC's: inf_nan on A2/A3, saturation "
+                          "on 310P, which has no other)")
     run.add_argument("--seed", type=_bounded(0, None), default=0, help="seed of the random input (default 0)")
     run.add_argument("-o", "--output", type=Path, help="write y to this .npy file (atomically)")
     run.add_argument("--sanitize", action="store_true",
@@ -467,6 +470,8 @@ def _run(args: argparse.Namespace) -> int:
                 options = {"progress": bar.update} if args.backend == "simulator" else {}
                 if args.auto_sync is not None and args.backend == "simulator":
                     options["auto_sync"] = args.auto_sync
+                if args.overflow is not None:
+                    options["overflow"] = args.overflow
                 result = op.run(x1, x2, args.scale, soc=args.soc, core_num=args.cores, buffer_num=args.buffer_num,
                                 precision=args.precision, backend=args.backend, **options)
         except (TypeError, ValueError, BackendUnavailable) as exc:

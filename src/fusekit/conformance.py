@@ -34,6 +34,8 @@ CUBE = re.compile(r"\b(Matmul\w*|matmul\w*|CubeFormat|ascend_is_aic|TOTAL_L0C_SI
 # KernelError kinds that are the sample breaking a documented rule the NPU does not check (it reads
 # past a buffer its allocator padded, or rounds a copy length down): a sample defect, not a fusekit failure
 SAMPLE_DEFECTS = frozenset({"unaligned-length"})
+# fusekit classes standing for pyasc's: a method they lack is an API fusekit does not simulate
+_ASC_CLASSES = frozenset({"GlobalTensor", "LocalTensor", "TPipe", "TQue", "TBuf", "TQueBind", "TBufPool"})
 
 
 @dataclass
@@ -84,6 +86,9 @@ def explain(exc: BaseException) -> tuple[str, str]:
         return "unsupported", text.split(" (")[0]
     missing = re.search(r"(asc(?:\.\w+)*)\.(\w+)[^\n]*(?:not|no attribute|has no)", text) or \
         re.search(r"module '(asc[\w.]*)' has no attribute '(\w+)'", text)
+    method = re.search(r"'(\w+)' object has no attribute '(\w+)'", text)
+    if isinstance(exc, AttributeError) and method and method.group(1) in _ASC_CLASSES:
+        return "unsupported", f"pyasc has asc.{method.group(1)}.{method.group(2)}; fusekit does not simulate it yet"
     if isinstance(exc, AttributeError) and missing:
         return "unsupported", f"pyasc has {missing.group(1)}.{missing.group(2)}; fusekit does not simulate it yet"
     if isinstance(exc, KernelError) and (exc.kind in ACCESS_FAULTS or exc.kind in SAMPLE_DEFECTS):

@@ -67,4 +67,16 @@ def write_problem(path: "str | Path", *, directory: bool = False) -> str | None:
         return f"directory {start} does not exist"
     if not os.access(existing, os.W_OK | os.X_OK):
         return f"directory {existing} is not writable (permission denied)"
+    return _create_problem(existing)
+
+
+def _create_problem(directory: Path) -> str | None:
+    """Try what the write will do, a temporary file in ``directory``: permission bits do not tell
+    everything (root, read-only or virtual file systems such as /proc)."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".fusekit-probe.")
+    except OSError as exc:
+        return f"cannot create files in directory {directory}: {exc.strerror or exc}"
+    os.close(fd)
+    os.unlink(tmp)
     return None

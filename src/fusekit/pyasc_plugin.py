@@ -11,7 +11,6 @@ cube unit are skipped as "not simulated (cube unit)".
 from __future__ import annotations
 
 import contextlib
-import copy
 import runpy
 import sys
 from pathlib import Path
@@ -193,14 +192,12 @@ def pytest_runtest_makereport(item, call):
 def pytest_collectreport(report):
     if report.failed:
         path = report.fspath
-        exc = getattr(report, "_fusekit_exc", None)
         text = str(report.longrepr).strip().splitlines()
         last = next((t for t in reversed(text) if t.startswith("E ")), text[-1] if text else "")
         result = "not simulated (cube unit)" if conformance.needs_cube(path) or "cube unit" in last else "error"
         if "pyasc has asc." in last and result == "error":
             result = "unsupported"
         _state["rows"][report.nodeid] = conformance.Row(path, "(collection)", result, last.lstrip("E ").strip())
-        del exc
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -15,7 +15,8 @@ Everything a kernel does is checked against the hardware's rules and recorded in
 from .datamove import DataCopyExtParams, DataCopyPadExtParams, data_copy, data_copy_pad
 from .datamove import (BlockMode, DataCopyEnhancedParams, DataCopyParams, DeqScale, InitConstValueParams,
                        init_const_value, pad_t, set_pad_value)
-from .atomic import set_atomic_add, set_atomic_max, set_atomic_min, set_atomic_none, set_atomic_type
+from .atomic import (AtomicDtype, AtomicOp, get_store_atomic_config, set_atomic_add, set_atomic_max, set_atomic_min,
+                     set_atomic_none, set_atomic_type, set_store_atomic_config)
 import builtins as _builtins
 import inspect as _inspect
 
@@ -36,6 +37,7 @@ from .sysvar import (count_bits_cnt_same_as_sign_bit, get_arch_version, get_data
 from .scalar import number, range  # noqa: A004 - pyasc's asc.range: its index is int32
 from .trace import Access, Instr, Mem, Pipe, Sync, SyncKind, Trace
 from .basic import API as _VECTOR_API
+from . import adv  # pyasc's asc.adv: the vector-side math functions (issue 11 item 2)
 
 globals().update(_VECTOR_API)  # the vector instructions and their types, from their specs' registry
 # under the sanitizer an instruction whose access faults is skipped and the kernel goes on (runtime.recoverable)
@@ -68,7 +70,7 @@ def __getattr__(name: str):
 
 
 __all__ = sorted([  # plus every vector instruction and its types (fusekit.asc.basic.API)
-    "Access", "CacheLine", "ConstExpr", "DataCopyExtParams", "DataCopyPadExtParams", "DataType", "DcciDst",
+    "Access", "adv", "CacheLine", "ConstExpr", "DataCopyExtParams", "DataCopyPadExtParams", "DataType", "DcciDst",
     "GlobalAddress", "GlobalTensor", "HardEvent", "Instr", "KernelError", "KernelFunction", "LaunchResult",
     "LocalTensor", "LocalTensorAuto", "Mem", "Pipe", "PipeID", "Sync", "SyncKind", "TBuf", "TPipe", "TPosition", "TQue", "Trace",
     "bfloat16", "ceildiv", "data_cache_clean_and_invalid", "data_copy", "data_copy_pad", "dump_tensor", "float16",
@@ -76,7 +78,7 @@ __all__ = sorted([  # plus every vector instruction and its types (fusekit.asc.b
     "launch", "number", "pipe_barrier", "printf", "range", "set_flag", "static_range", "sync_all", "uint8",
     "uint16", "uint32", "uint64", "wait_flag",
     "BlockMode", "DataCopyEnhancedParams", "DataCopyParams", "DeqScale", "InitConstValueParams", "init_const_value",
-    "pad_t", "set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_none", "set_atomic_type",
+    "pad_t", "AtomicDtype", "AtomicOp", "get_store_atomic_config", "set_store_atomic_config", "set_atomic_add", "set_atomic_max", "set_atomic_min", "set_atomic_none", "set_atomic_type",
     "set_pad_value",
     "count_bits_cnt_same_as_sign_bit", "cross_core_set_flag", "cross_core_wait_flag", "get_arch_version",
     "get_data_block_size_in_bytes", "get_tpipe_ptr", "get_sub_block_idx", "get_sub_block_num", "get_system_cycle", "print_time_stamp",

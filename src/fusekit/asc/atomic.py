@@ -21,6 +21,7 @@ sum is rounded once to the dtype, to nearest even (IEEE addition); an integer su
 from __future__ import annotations
 
 import dataclasses
+import enum
 
 import numpy as np
 
@@ -145,3 +146,64 @@ def combine(mode: AtomicMode | None, old: np.ndarray, new: np.ndarray) -> np.nda
     else:
         out = (np.maximum if mode.op == "max" else np.minimum)(a, b)
     return np.ascontiguousarray(out, t).view(np.uint8)
+
+
+class AtomicDtype(enum.IntEnum):
+    """pyasc ``asc.AtomicDtype`` (SetStoreAtomicConfig(ISASI).md: the enable field and its dtype)."""
+
+    ATOMIC_NONE = 0
+    ATOMIC_F32 = 1
+    ATOMIC_F16 = 2
+    ATOMIC_S16 = 3
+    ATOMIC_S32 = 4
+    ATOMIC_S8 = 5
+    ATOMIC_BF16 = 6
+
+
+class AtomicOp(enum.IntEnum):
+    """pyasc ``asc.AtomicOp``: only the sum is documented (SetStoreAtomicConfig(ISASI).md)."""
+
+    ATOMIC_SUM = 0
+
+
+_CODE_DTYPE = {AtomicDtype.ATOMIC_F32: dtypes.float32, AtomicDtype.ATOMIC_F16: dtypes.float16,
+               AtomicDtype.ATOMIC_S16: dtypes.int16, AtomicDtype.ATOMIC_S32: dtypes.int32,
+               AtomicDtype.ATOMIC_S8: dtypes.int8, AtomicDtype.ATOMIC_BF16: dtypes.bfloat16}
+
+
+def _isasi(core, op: str) -> None:
+    if core.soc.arch != "2201":
+        raise core.error(op, f"{op} does not exist on {core.soc.name} (SetStoreAtomicConfig(ISASI).md 产品支持情况: "
+                             "A2/A3); use set_atomic_add / set_atomic_none", kind="unsupported")
+
+
+def set_store_atomic_config(atomic_type, atomic_op=AtomicOp.ATOMIC_SUM) -> None:
+    """``SetStoreAtomicConfig<type, op>()``: ATOMIC_NONE turns store atomics off, another type turns
+    atomic add on in that dtype (the only documented op is the sum). PIPE_S; A2/A3 only."""
+    core = current("set_store_atomic_config")
+    _isasi(core, "set_store_atomic_config")
+    if not isinstance(atomic_type, AtomicDtype) or not isinstance(atomic_op, AtomicOp):
+        raise core.error("set_store_atomic_config", "pass asc.AtomicDtype and asc.AtomicOp values, got "
+                                                    f"{atomic_type!r}, {atomic_op!r}")
+    mode = mode_of(core)
+    mode.op, mode.dtype = (None, None) if atomic_type is AtomicDtype.ATOMIC_NONE else ("add", _CODE_DTYPE[atomic_type])
+    core.record("set_store_atomic_config", Pipe.S)
+
+
+def get_store_atomic_config() -> tuple[int, int]:
+    """``GetStoreAtomicConfig``: (atomic_type, atomic_op) as GetStoreAtomicConfig(ISASI).md numbers them.
+
+    Raises:
+        KernelError: on 310P, or while atomic max / min is on (the page documents op 0, sum, only).
+    """
+    core = current("get_store_atomic_config")
+    _isasi(core, "get_store_atomic_config")
+    mode = mode_of(core)
+    if mode.op in ("max", "min"):
+        raise core.error("get_store_atomic_config", f"atomic {mode.op} is on; GetStoreAtomicConfig(ISASI).md documents "
+                                                    "atomic_op 0 (sum) only, so fusekit does not know its code")
+    core.record("get_store_atomic_config", Pipe.S)
+    if mode.op is None or mode.dtype is None:
+        return int(AtomicDtype.ATOMIC_NONE), int(AtomicOp.ATOMIC_SUM)
+    code = next(c for c, d in _CODE_DTYPE.items() if d is mode.dtype)
+    return int(code), int(AtomicOp.ATOMIC_SUM)

@@ -21,7 +21,8 @@ from .names import PYASC_VERSION, pyasc_names
 CUBE = ("the cube unit (AIC: L1 / L0A / L0B / L0C, Mmad, LoadData, Fixpipe); fusekit simulates the vector core "
         "(AIV) only")
 AIPP = "AIPP (image pre-processing on the AI Core's MTE2), not part of the vector core"
-ADV = "the advanced APIs (asc.adv: activations, norms, matmul ...): issue 11"
+ADV = ("the advanced APIs (asc.adv): its elementwise math functions are simulated (fusekit.asc.adv); activations, "
+       "norms, quant, sort and matmul are not yet: issue 11")
 HOST = "pyasc's compiler / launch plumbing, not a kernel API (fusekit launches with kernel[n](...))"
 PROFILING = "profiling / instruction-cache hints with no effect a CPU simulation could show"
 MODULE = "a sub-module of pyasc's package, not an API"
@@ -40,7 +41,7 @@ _PATTERNS = [  # (regex on the name, reason), first match wins
 ]
 
 NOT_YET = {  # in scope (issue 9), not simulated yet: name -> what adds it (an exported name counts as simulated)
-    **dict.fromkeys(["TQueBind", "TBufPool", "LocalMemAllocator", "get_tpipe_ptr", "get_sys_workspace",
+    **dict.fromkeys(["TQueBind", "TBufPool", "LocalMemAllocator", "get_sys_workspace",
                      "set_sys_workspace", "ib_set", "ib_wait", "notify_next_block", "wait_pre_block",
                      "ascend_is_aiv", "get_task_ratio", "init_soc_state", "data_sync_barrier", "MemDsbT",
                      "CheckLocalMemoryIAParam", "check_local_memory_ia", "get_hccl_context", "set_hccl_context",

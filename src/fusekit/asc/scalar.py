@@ -117,6 +117,16 @@ class ScalarInt(int):
     def __rxor__(self, other):
         return _binary(self, other, "^", True)
 
+    def __pow__(self, other, modulo=None):
+        raise _error(type(self), f"** on a kernel integer ({self!r} ** {other!r}): pyasc has no power operator for "
+                                 "scalar values (PlainValue.__pow__ raises NotImplementedError, "
+                                 "asc/language/core/ir_value.py); write the product out, e.g. x * x", kind="api")
+
+    def __rpow__(self, other, modulo=None):
+        raise _error(type(self), f"** on a kernel integer ({other!r} ** {self!r}): pyasc has no power operator for "
+                                 "scalar values (PlainValue.__rpow__ raises NotImplementedError); write the "
+                                 "product out, or use a ConstExpr", kind="api")
+
     # -- unary --
     def __neg__(self):
         return _result(type(self), -int(self), f"-({int(self)})")
@@ -274,11 +284,11 @@ def _plain(value, cls, what: str) -> int:
     return value
 
 
-def _error(cls, detail: str):
+def _error(cls, detail: str, kind: str = "overflow"):
     from .runtime import KernelError, running_core  # runtime converts arguments with this module
 
     op = f"{cls.dtype.name} arithmetic"
     core = running_core()
     if core is None:
-        return KernelError(op, detail, kind="overflow")
-    return core.error(op, detail, kind="overflow")
+        return KernelError(op, detail, kind=kind)
+    return core.error(op, detail, kind=kind)

@@ -137,19 +137,9 @@ def kernel_source(name: str, program: Program, *, expression: str, variant: str)
             w(f"    asc.compare({dst}, {srcs[0]}, {srcs[1]}, asc.CMPMODE.{ins.round}, n_cmp)")
         elif ins.op == "select":
             w(f"    asc.select({dst}, {srcs[0]}, {srcs[1]}, {srcs[2]}, asc.SelMode.VSEL_TENSOR_TENSOR_MODE, n)")
-        elif ins.op == "cast":
-            w(f"    asc.cast({dst}, {srcs[0]}, asc.RoundMode.{ins.round}, n)")
-        elif ins.op == "duplicate":
-            w(f"    asc.duplicate({dst}, {_scalar(ins.scalar, names)}, n)")
-        elif ins.scalar is not None:
-            w(f"    asc.{ins.op}({dst}, {srcs[0]}, {_scalar(ins.scalar, names)}, n)")
         else:
-            w(f"    asc.{ins.op}({dst}, {', '.join(srcs)}, n)")
-    for x in outs:
-        w(f"    q_{x}.enque({x}_ub)")
-    for x in ins_:
-        w(f"    q_{x}.free_tensor({x}_ub)")
-    w("\n")
+            w(_call(ins, dst, srcs, names, "n"))
+    _hand_over_tiles(w, ins_, outs)
 
     # copy_out
     params = ", ".join([f"{x}_gm: asc.GlobalTensor" for x in outs] + [f"q_{x}: asc.TQue" for x in outs])
@@ -341,19 +331,9 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
             w("    for r in range(rows):")
             step = "r" if ins.srcs[0].kind == "column" else f"r * {rs}"
             w(f"        asc.duplicate({dst}[r * ROW_PAD:], {srcs[0]}.get_value({step}), ROW_PAD)")
-        elif ins.op == "cast":
-            w(f"    asc.cast({dst}, {srcs[0]}, asc.RoundMode.{ins.round}, {count})")
-        elif ins.op == "duplicate":
-            w(f"    asc.duplicate({dst}, {_scalar(ins.scalar, names)}, {count})")
-        elif ins.scalar is not None:
-            w(f"    asc.{ins.op}({dst}, {srcs[0]}, {_scalar(ins.scalar, names)}, {count})")
         else:
-            w(f"    asc.{ins.op}({dst}, {', '.join(srcs)}, {count})")
-    for x in outs:
-        w(f"    q_{x}.enque({x}_ub)")
-    for x in ins_:
-        w(f"    q_{x}.free_tensor({x}_ub)")
-    w("\n")
+            w(_call(ins, dst, srcs, names, count))
+    _hand_over_tiles(w, ins_, outs)
 
     params = ", ".join([f"{x}_gm: asc.GlobalTensor" for x in outs] + [f"q_{x}: asc.TQue" for x in outs])
     w("@asc.jit")
@@ -447,3 +427,23 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     w("    if tail > 0:")
     w(f"        process_tile(full_tiles * TILE_ROWS, tail{tile_args})")
     return "\n".join(L) + "\n"
+
+
+def _call(ins, dst: str, srcs: list[str], names, count: str) -> str:
+    """One source line for an elementwise instruction (cast, duplicate, tensor-scalar or tensor-tensor)."""
+    if ins.op == "cast":
+        return f"    asc.cast({dst}, {srcs[0]}, asc.RoundMode.{ins.round}, {count})"
+    if ins.op == "duplicate":
+        return f"    asc.duplicate({dst}, {_scalar(ins.scalar, names)}, {count})"
+    if ins.scalar is not None:
+        return f"    asc.{ins.op}({dst}, {srcs[0]}, {_scalar(ins.scalar, names)}, {count})"
+    return f"    asc.{ins.op}({dst}, {', '.join(srcs)}, {count})"
+
+
+def _hand_over_tiles(w, ins_: list[str], outs: list[str]) -> None:
+    """End of compute: the outputs go to copy_out, the input buffers back to copy_in."""
+    for x in outs:
+        w(f"    q_{x}.enque({x}_ub)")
+    for x in ins_:
+        w(f"    q_{x}.free_tensor({x}_ub)")
+    w("\n")

@@ -163,7 +163,7 @@ class Profile:
                     ts, until = round(offset + at - issue, 4), round(offset + at, 4)
                     events.append({"name": f"issue {instr.op}", "ph": "X", "ts": ts, "dur": round(until - ts, 4),
                                    "pid": core, "tid": 0, "args": {}})
-                for instr, pipe, start, end in zip(sched.instrs, sched.pipes, sched.start, sched.end):
+                for instr, pipe, start, end in zip(sched.instrs, sched.pipes, sched.start, sched.free or sched.end):
                     ts, until = round(offset + start, 4), round(offset + end, 4)  # rounded ends keep a track free of overlaps
                     events.append({"name": f"{instr.op} {instr.file.rsplit('/', 1)[-1]}:{instr.line}", "ph": "X",
                                    "ts": ts, "dur": round(until - ts, 4), "pid": core, "tid": pipe,

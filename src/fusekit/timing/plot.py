@@ -47,7 +47,7 @@ def _timeline(ax, profile, cores: int) -> None:
             sched = launch.cores[core]
             issue = profile.params.cycles_us(profile.params.scalar_cycles_per_call)
             for index, pipe in enumerate(PIPES):
-                spans = [(offset + s, e - s) for p, s, e in zip(sched.pipes, sched.start, sched.end)
+                spans = [(offset + s, e - s) for p, s, e in zip(sched.pipes, sched.start, sched.free or sched.end)
                          if p == index and e > s]
                 if pipe.value == "S":  # the scalar unit also spends an issue slot on every call
                     spans += [(offset + t - issue, issue) for t in sched.issue]

@@ -59,6 +59,7 @@ class CoreSchedule:
     end: list[float]
     busy: list[float]
     issue: list[float] = field(default_factory=list)
+    free: list[float] = field(default_factory=list)  # when each instruction released its pipe (end less latency)
 
     @property
     def finish_us(self) -> float:
@@ -180,7 +181,6 @@ class _CoreSim:
         self.start: list[float | None] = [None] * n
         self.end: list[float | None] = [None] * n
         self.free: list[float | None] = [None] * n  # when the instruction's pipe may start the next one
-        self.prev = [None] * n  # the previous instruction on the same pipe
         self.busy = [0.0] * n
         self.issued = 0
         self.ready: deque[int] = deque()
@@ -197,7 +197,7 @@ class _CoreSim:
 
     def result(self) -> CoreSchedule:
         return CoreSchedule(self.instrs, self.pipes, [s or 0.0 for s in self.start], [e or 0.0 for e in self.end],
-                            self.busy, [t or 0.0 for t in self.issue])
+                            self.busy, [t or 0.0 for t in self.issue], [f or 0.0 for f in self.free])
 
     def _drain(self) -> None:
         while True:
@@ -223,7 +223,9 @@ class _CoreSim:
                 self.ready.append(i)
 
     def _place(self, i: int) -> None:
-        prev = self.prev[i]
+        # only a transfer may follow a transfer before its data has landed: a flag set on the pipe
+        # (or any other instruction) waits for the data (the previous transfer's end, latency included)
+        prev = self.prev[i] if self.instrs[i].op in DMA_OPS else None
         start = max([self.issue[i]] + [self.free[d] if d == prev else self.end[d] for d in self.deps[i]])
         self.start[i] = start
         instr = self.instrs[i]

@@ -320,4 +320,7 @@ def _write_mask(core, op: str, reg: maskreg.MaskRegister, mask, lanes: int) -> N
         return
     if mask < 0:
         raise core.error(op, f"a continuous mask must be >= 0 (a negative value is undefined, 掩码.md), got {mask}")
+    if reg.mode is MaskMode.COUNTER:  # Counter mode: the mask argument is the element count (掩码.md)
+        reg.high, reg.low = 0, int(mask)
+        return
     reg.high, reg.low = maskreg.continuous_bits(int(mask), lanes)

@@ -76,11 +76,12 @@ def cast(dst=MISSING, src=MISSING, round_mode=MISSING, *args, **kwargs) -> None:
     """
     op = "cast"
     core = current(op)
+    if round_mode is not MISSING and not isinstance(round_mode, RoundMode):  # before bind: it would blame the form
+        raise core.error(op, f"round_mode must be an asc.RoundMode (e.g. asc.RoundMode.CAST_RINT), got "
+                             f"{type(round_mode).__name__} {round_mode!r}: the argument order is dst, src, round_mode, "
+                             "count")
     form, values = bind(core, op, "dst, src, round_mode", UNARY_FORMS, args, kwargs, (dst, src, round_mode))
     checks.local_operands(core, op, dst, src)
-    if not isinstance(round_mode, RoundMode):
-        raise core.error(op, f"round_mode must be an asc.RoundMode, got {round_mode!r} (argument order: dst, src, "
-                             "round_mode, count)")
     pair = (src.dtype.name, dst.dtype.name)
     table = MODES.get(core.soc.arch, {})
     if pair not in table:

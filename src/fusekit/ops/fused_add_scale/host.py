@@ -59,7 +59,7 @@ class FusedAddScaleRun:
 
 def fused_add_scale(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc: "str | SoC | None" = None,
                     core_num: int | None = None, buffer_num: int = 2, precision: str | None = None,
-                    backend: str = "simulator") -> np.ndarray:
+                    backend: str = "simulator", overflow: str | None = None) -> np.ndarray:
     """``(x1 + x2) * scale`` computed by the FusedAddScale kernel on the simulated NPU (or a real one).
 
     Args:
@@ -72,6 +72,9 @@ def fused_add_scale(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc: "str |
         precision: ``"native"`` or ``"fp32"``; None picks native for float16/float32, fp32 for bfloat16.
         backend: ``"simulator"`` (fusekit), or ``"npu"`` / ``"camodel"`` through pyasc and CANN
             (``fusekit.npu``; untested without Ascend hardware).
+        overflow: the vector unit's float overflow mode, ``"inf_nan"`` (IEEE) or ``"saturation"``
+            (overflow -> largest finite value with its sign, NaN -> 0); default the SoC's: A2/A3
+            default to inf_nan and can saturate, 310P saturates only (``fusekit.asc.overflow``).
 
     Returns:
         y, same shape and dtype as x1.
@@ -87,8 +90,9 @@ def fused_add_scale(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc: "str |
         KernelError: the kernel broke a hardware rule (a bug in the kernel, not in the input).
         BackendUnavailable: the NPU or CA model backend lacks pyasc or CANN (the message names what).
     """
+    options = {} if overflow is None else {"overflow": overflow}
     result = run(x1, x2, scale, soc=soc, core_num=core_num, buffer_num=buffer_num, precision=precision,
-                 backend=backend)
+                 backend=backend, **options)
     message = overflow_warning(x1, x2, scale, result.y, result.precision)
     if message:
         warn(message)

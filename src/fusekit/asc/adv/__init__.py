@@ -1,0 +1,33 @@
+"""``fusekit.asc.adv``: pyasc's ``asc.adv`` (the Ascend C high-level APIs), vector side.
+
+Simulated: the elementwise math functions of :mod:`fusekit.asc.adv.math` and :mod:`fusekit.asc.adv.axpy` (pyasc
+``python/asc/language/adv/math.py``). Every other name of pyasc's ``asc.adv`` raises an
+AttributeError saying pyasc has it and fusekit does not simulate it yet; the matmul names say
+"not simulated yet (cube unit)".
+"""
+
+from .axpy import axpy
+from .math import max_min_tmp_size  # a fusekit helper: Ascend C's Get<Op>MaxMinTmpSize for tanh / erf
+from .math import (acos, acosh, asin, asinh, atan, atanh, ceil, cos, cosh, erf, erfc, exp, floor, frac, log,
+                   power, round, sign, sin, sinh, tan, tanh, trunc)
+
+# pyasc 1.1.1 asc.adv names (python/asc/language/adv/__init__.py) that fusekit does not simulate
+_CUBE = frozenset({"Matmul", "MatmulType", "get_matmul_api_tiling", "get_basic_config", "get_ib_share_norm_config",
+                   "get_mdl_config", "get_mm_config", "get_normal_config", "get_special_basic_config",
+                   "get_special_mdl_config", "register_matmul", "MatmulApiStaticTiling", "TCubeTiling"})
+_NOT_YET = frozenset({"lgamma", "digamma", "xor", "softmax", "rmsnorm", "quant", "RmsNormTiling",
+                      "SoftmaxTiling"})
+
+__all__ = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "axpy", "ceil", "cos", "cosh", "erf", "erfc", "exp",
+           "floor", "frac", "log", "power", "round", "sign", "sin", "sinh", "tan", "tanh", "trunc"]
+
+
+def __getattr__(name: str):
+    """A pyasc asc.adv name fusekit lacks: say so (AttributeError, so hasattr() keeps working)."""
+    if name in _CUBE:
+        raise AttributeError(f"pyasc has asc.adv.{name}; fusekit does not simulate it: "
+                             "not simulated yet (cube unit)")
+    if name in _NOT_YET:
+        raise AttributeError(f"pyasc has asc.adv.{name}; fusekit does not simulate it yet")
+    raise AttributeError(f"asc.adv has no {name!r} (pyasc 1.1.1's asc.adv has none either); simulated: "
+                         f"{', '.join(__all__)}")
