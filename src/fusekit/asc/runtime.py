@@ -640,18 +640,17 @@ class _Scheduler:
     def _arrive(self, i: int) -> None:
         """Core i reached sync_all: let the others run, resume when all have arrived."""
         self.waiting.append(i)
-        self.go[i].clear()
-        self._hand_over()
-        self.go[i].wait()
-        if self.error is not None:
-            raise _Aborted
-        _set_current(self.cores[i])
+        self._park(i)
 
     def _block(self, i: int, ready: Callable[[], bool]) -> None:
         """Core i waits for other cores (a cross-core flag): let them run until ``ready()`` holds."""
         if ready():
             return
         self.blocked[i] = ready
+        self._park(i)
+
+    def _park(self, i: int) -> None:
+        """Core i gives up the turn and sleeps until it is handed back (or the launch failed)."""
         self.go[i].clear()
         self._hand_over()
         self.go[i].wait()

@@ -42,8 +42,10 @@ def compute(n: int, scale: float, y_gm: asc.GlobalTensor, q_x1: asc.TQue, q_x2: 
         asc.muls(a, a, scale, n)
         # Cast.md: float32 -> half rounds to nearest with CAST_NONE on every SoC (310P takes no
         # CAST_RINT there); float32 -> bfloat16 takes CAST_RINT and refuses CAST_NONE
-        half = y_gm.dtype == asc.float16
-        asc.cast(y_local, a, asc.RoundMode.CAST_NONE if half else asc.RoundMode.CAST_RINT, n)
+        if y_gm.dtype == asc.float16:
+            asc.cast(y_local, a, asc.RoundMode.CAST_NONE, n)
+        else:
+            asc.cast(y_local, a, asc.RoundMode.CAST_RINT, n)
     else:
         asc.add(y_local, x1_local, x2_local, n)
         asc.muls(y_local, y_local, scale, n)
