@@ -77,6 +77,29 @@ def _read_offsets(core, op: str, offsets, index: np.ndarray) -> tuple[np.ndarray
     return values, merged_ranges(index, 4, offsets.addr)
 
 
+def _offset_bytes(core, op: str, base, base_name: str, offsets, name: str, it, size: int, page: str):
+    """Check a scattered-address operand pair (``*_base`` and a uint32 ``*_offset`` tensor, both in
+    bytes and multiples of the element size, ``page`` 约束说明) and read the offsets the active lanes use.
+
+    Returns:
+        (offset index per lane, offsets in bytes, their UB byte ranges, base + offsets in bytes).
+    """
+    if isinstance(base, bool) or not isinstance(base, (int, np.integer)) or not 0 <= base < 2**32:
+        raise core.error(op, f"{base_name} must be a uint32 byte offset, got {base!r}")
+    if base % size:
+        raise core.error(op, f"{base_name} = {base} B is not a multiple of sizeof(T) = {size}: the NPU moves misplaced "
+                             f"data ({page} 约束说明: 地址须按元素位宽对齐)", kind="misaligned")
+    o_index = _offset_index(it)
+    offs, o_ranges = _read_offsets(core, op, offsets, o_index)
+    byte = int(base) + offs
+    bad = np.flatnonzero(byte % size)
+    if bad.size:
+        raise core.error(op, f"{name}[{int(o_index[bad[0]])}] = {int(offs[bad[0]])} B (plus {base_name} {base}) is not a "
+                             f"multiple of sizeof(T) = {size} ({page} 约束说明: 偏移须按元素位宽对齐); offsets are in "
+                             "bytes, not elements", kind="misaligned", tensor=offsets.name)
+    return o_index, offs, o_ranges, byte
+
+
 def _check_disjoint(core, op: str, dst, writes, reads_by_name: dict, page: str) -> None:
     """The destination shares no byte with what the instruction reads (the page: 不支持源操作数与目的操作数使用同一块内存地址)."""
     for name, ranges in reads_by_name.items():
@@ -111,23 +134,12 @@ def gather(dst=MISSING, src=MISSING, src_offset=MISSING, src_base=MISSING, *args
     checks.dtype_supported(core, GATHER, dst)
     _uint32_offsets(core, op, src_offset, "src_offset")
     size = dst.dtype.sizeof()
-    if isinstance(src_base, bool) or not isinstance(src_base, (int, np.integer)) or not 0 <= src_base < 2**32:
-        raise core.error(op, f"src_base must be a uint32 byte offset, got {src_base!r}")
-    if src_base % size:
-        raise core.error(op, f"src_base = {src_base} B is not a multiple of sizeof({dst.dtype.name}) = {size}: the NPU "
-                             "gathers misplaced data (Gather.md 约束说明: srcBaseAddr须按元素位宽对齐)", kind="misaligned")
     values.setdefault("is_set_mask", True)
     it = iteration(core, op, form, values, size)
     d = lanes(core, op, dst, it, "dst")
     d_index = np.arange(it.count, dtype=np.int64) if it.contiguous else d.index
-    o_index = _offset_index(it)
-    offs, o_ranges = _read_offsets(core, op, src_offset, o_index)
-    byte = int(src_base) + offs
-    bad = np.flatnonzero(byte % size)
-    if bad.size:
-        raise core.error(op, f"src_offset[{int(o_index[bad[0]])}] = {int(offs[bad[0]])} B (plus src_base {src_base}) is "
-                             f"not a multiple of sizeof({dst.dtype.name}) = {size} (Gather.md 约束说明: srcOffset须按元素位宽"
-                             "对齐); offsets are in bytes, not elements", kind="misaligned", tensor=src_offset.name)
+    o_index, offs, o_ranges, byte = _offset_bytes(core, op, src_base, "src_base", src_offset, "src_offset", it, size,
+                                                  "Gather.md")
     s_index = byte // size
     if s_index.size and int(s_index.max()) >= src.length:
         k = int(np.argmax(s_index))

@@ -19,7 +19,7 @@ from ..trace import Pipe
 from .iteration import MASK_INT, MASK_LIST, MISSING, REPEAT_TIMES, Form, Param, bind, count_form, iteration
 from .lanes import lanes, merged_ranges
 from .spec import Spec, export, register
-from .vec_gather import _check_disjoint, _offset_index, _read_offsets, _uint32_offsets
+from .vec_gather import _check_disjoint, _offset_bytes, _uint32_offsets
 
 SPEC = register(Spec("scatter", "Scatter", "vec_scatter", {"2002": frozenset({"uint16", "float16", "uint32", "float32"})},
                      cost="gather", arithmetic=False, source="AD-API Memory矢量计算/离散与聚合/Scatter(ISASI).md",
@@ -59,23 +59,12 @@ def scatter(dst=MISSING, src=MISSING, dst_offset=MISSING, dst_base=MISSING, *arg
     checks.dtype_supported(core, SPEC, dst)
     _uint32_offsets(core, op, dst_offset, "dst_offset")
     size = dst.dtype.sizeof()
-    if isinstance(dst_base, bool) or not isinstance(dst_base, (int, np.integer)) or not 0 <= dst_base < 2**32:
-        raise core.error(op, f"dst_base must be a uint32 byte offset, got {dst_base!r}")
-    if dst_base % size:
-        raise core.error(op, f"dst_base = {dst_base} B is not a multiple of sizeof({dst.dtype.name}) = {size} "
-                             "(Scatter(ISASI).md: dstBaseAddr须按元素位宽对齐)", kind="misaligned")
     values.setdefault("is_set_mask", True)
     it = iteration(core, op, form, values, size)
     s = lanes(core, op, src, it, "src")
     s_index = np.arange(it.count, dtype=np.int64) if it.contiguous else s.index
-    o_index = _offset_index(it)
-    offs, o_ranges = _read_offsets(core, op, dst_offset, o_index)
-    byte = int(dst_base) + offs
-    bad = np.flatnonzero(byte % size)
-    if bad.size:
-        raise core.error(op, f"dst_offset[{int(o_index[bad[0]])}] = {int(offs[bad[0]])} B is not a multiple of "
-                             f"sizeof({dst.dtype.name}) = {size}; offsets are in bytes", kind="misaligned",
-                         tensor=dst_offset.name)
+    o_index, offs, o_ranges, byte = _offset_bytes(core, op, dst_base, "dst_base", dst_offset, "dst_offset", it, size,
+                                                  "Scatter(ISASI).md")
     d_index = byte // size
     if d_index.size and int(d_index.max()) >= dst.length:
         k = int(np.argmax(d_index))
