@@ -1,9 +1,10 @@
 """The timing model against the published Atlas A2 studies, side by side with the error.
 
 Same as ``fusekit validate-timing``: the bank_conflict_ub study's eight layouts, the vector throughput
-table, the add study's rows and the seed article's ratio, and the DataCopy study's eight GM -> UB
-scenarios (``fusekit.timing.studies`` has each kernel, figure and source). The data_copy study
-takes about a minute (it simulates 48-core copies of a 12288 x 12288 matrix, two cores sampled).
+table, the add study's cases 1-5 and the seed article's ratio, and the DataCopy study's eight GM -> UB
+scenarios (``fusekit.timing.studies`` has each kernel, figure and source, and whether a parameter was
+fitted to it). The whole run takes about a minute (48-core copies of a 12288 x 12288 matrix with two
+cores recorded; scenarios 7 and 8 record all 48, whose addresses decide the same-window contention).
 
     python benchmarks/validate_timing.py [--study NAME ...]
 """

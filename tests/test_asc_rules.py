@@ -342,7 +342,7 @@ QUEUE_ERRORS = [
     ("alloc_beyond", r"q_in: all 2 buffers are in use .*alloc waits forever", "q_in"),
     ("deque_empty", r"q_in is empty.*deadlock.*waits forever", "q_in"),
     ("enque_other", r"q_out\[0\] belongs to q_out, not q_in", "q_out[0]"),
-    ("enque_twice", r"q_in\[0\] is enqueued .*only a tensor from alloc_tensor can be enqueued, once", "q_in[0]"),
+    ("enque_twice", r"q_in\[0\] is enqueued .*only a tensor from alloc_tensor or deque can be enqueued, once", "q_in[0]"),
     ("double_free", r"double free: q_in\[0\] was already freed", "q_in[0]"),
     ("free_enqueued", r"q_in\[0\] is still enqueued .*deque it before freeing", "q_in[0]"),
     ("beyond_depth", r"q_in already holds 1 tensor\(s\), its depth", "q_in[1]"),

@@ -34,7 +34,9 @@ def _run(*files):
 
 def test_suite_sample():
     files = ["python/tutorials/01_add/add.py", "python/test/kernels/insert_sync/test_vadd.py",
-             "python/test/kernels/test_matmul.py", "python/test/generalization/basic/test_vadd.py"]
+             "python/test/kernels/test_matmul.py", "python/test/generalization/basic/test_vadd.py",
+             "python/test/generalization/basic/test_axpy.py",
+             "python/test/generalization/basic/test_trans_5hd_addr_tensor.py"]
     out, rows = _run(*files)
     text = out.stdout
     assert "fusekit conformance" in text, out.stderr[-2000:]
@@ -45,6 +47,18 @@ def test_suite_sample():
     vadd = [line for k, v in rows.items() if k.endswith("generalization/basic/test_vadd.py") for line in v]
     first = next(line for line in vadd if "dtype0-size0" in line)
     assert "sample defect" in first and "out-of-bounds" in first, first
+    # axpy re-enqueues the tensor it dequeued: legal (EnQue takes OCCUPIED or DEQUE buffers, asc-devkit
+    # kernel_tquebind_impl.h); trans_data_to_5hd's address-tensor form against the file's own reference
+    for name in ("basic/test_axpy.py", "basic/test_trans_5hd_addr_tensor.py"):
+        got = [line for k, v in rows.items() if k.endswith(name) for line in v]
+        assert got and all("passed" in line and "sanitizer: clean" in line for line in got), text
+
+
+def test_explain_a_kernel_error_naming_a_missing_method_is_unsupported():
+    from fusekit.asc.runtime import KernelError
+    exc = KernelError("alloc_tensor", "pyasc has asc.TBuf.alloc_tensor; fusekit does not simulate it yet", kind="api")
+    assert conformance.explain(exc) == ("unsupported", "pyasc has asc.TBuf.alloc_tensor; fusekit does not simulate it "
+                                                       "yet")
 
 
 def test_explain_names_the_missing_api():

@@ -35,18 +35,24 @@ def cyc(n):
 ISSUE, SYNC = cyc(RAW["scalar_cycles_per_call"]), cyc(RAW["sync_cycles"])
 
 
-def copy_us(nbytes, gm_offset=0, sharers=1, bursts=1):
-    """latency + bytes / rate; rate = min(engine x align factor x request factor, GM bandwidth x efficiency /
-    sharers); request factor = payload / (payload + request + bursts x burst cost), payload = bytes / engine
-    rate (the engine's fixed costs per request and burst, folded into its rate)."""
+def copy_us(nbytes, gm_offset=0, sharers=1, bursts=1, l2=False):
+    """latency + bytes / rate; from HBM (a read miss, ``l2=False``): rate = min(engine x align factor x request
+    factor, GM bandwidth x efficiency / sharers); request factor = payload / (payload + request + bursts x
+    burst cost), payload = bytes / engine rate (the engine's fixed costs per request and burst, folded into its
+    rate); efficiency = small + (peak - small) x min(1, bytes / full). Through L2 (a write that stays in L2,
+    ``l2=True``): rate = min(L2 engine x align factor x request factor, L2 bandwidth / sharers)."""
     lead = gm_offset % RAW["gm_align_bytes"]  # a burst that touches one more 512 B segment than it needs
     misaligned = lead and lead + nbytes > math.ceil(nbytes / RAW["gm_align_bytes"]) * RAW["gm_align_bytes"]
     factor = RAW["misaligned_efficiency"] if misaligned else 1.0
     ramp = min(1.0, nbytes / RAW["full_efficiency_bytes"])
-    eff = (RAW["small_transfer_efficiency"] + (1 - RAW["small_transfer_efficiency"]) * ramp) * factor
+    small, peak = RAW["small_transfer_efficiency"], RAW["gm_peak_efficiency"]
+    eff = (small + (peak - small) * ramp) * factor
     payload_ns = nbytes / RAW["mte_engine_gbps"]
     request = payload_ns / (payload_ns + RAW["mte_request_ns"] + bursts * RAW["mte_burst_ns"])
-    rate = min(RAW["mte_engine_gbps"] * 1e3 * factor * request, RAW["gm_bandwidth_gbps"] * 1e3 * eff / sharers)
+    if l2:
+        rate = min(RAW["mte_l2_gbps"] * 1e3 * factor * request, RAW["l2_bandwidth_gbps"] * 1e3 / sharers)
+    else:
+        rate = min(RAW["mte_engine_gbps"] * 1e3 * factor * request, RAW["gm_bandwidth_gbps"] * 1e3 * eff / sharers)
     return RAW["mte_latency_ns"] / 1e3 + nbytes / rate
 
 
@@ -90,7 +96,8 @@ def run(*cores):
 def test_one_copy_is_issue_plus_latency_plus_bytes_over_rate():
     sched = run([gm_copy(0, 65536)])
     assert sched.makespan_us == pytest.approx(ISSUE + copy_us(65536), abs=EXACT)
-    assert sched.time_us == pytest.approx(RAW["launch_overhead_us"] + ISSUE + copy_us(65536), abs=EXACT)
+    head = RAW["launch_overhead_us"] + RAW["launch_per_core_us"]  # one core
+    assert sched.time_us == pytest.approx(head + ISSUE + copy_us(65536), abs=EXACT)
 
 
 def test_a_copy_off_512_bytes_is_slower_by_the_documented_factor():
@@ -123,7 +130,8 @@ def test_a_wait_waits_for_its_set_even_on_an_idle_pipe():
     set_end = max(2 * ISSUE, ISSUE + copy_us(32768)) + SYNC
     assert core.start[2] == pytest.approx(set_end, abs=EXACT)
     assert core.start[3] == pytest.approx(set_end + SYNC, abs=EXACT)
-    assert core.end[3] == pytest.approx(set_end + SYNC + copy_us(4096), abs=EXACT)
+    # the 4 KiB written stay in L2 (the launch allocates far less than l2_bytes): the write runs at L2 rates
+    assert core.end[3] == pytest.approx(set_end + SYNC + copy_us(4096, l2=True), abs=EXACT)
 
 
 def test_sync_all_waits_for_the_slowest_core():
@@ -188,7 +196,8 @@ def test_the_scalar_pipe_has_slices_matching_its_busy_time(tmp_path):
 
 def test_misaligned_copies_of_many_cores_share_less_bandwidth():
     # 48 cores copy 64 KiB at a 32 B offset at once: each gets 1/48 of the GM bandwidth, scaled by the penalty
-    cores = [[gm_copy(0, 65536, gm_offset=32, core=c)] for c in range(48)]
+    # (each core its own range: cores reading the same window would also contend for it, tests/test_timing_l2.py)
+    cores = [[gm_copy(0, 65536, gm_offset=32 + c * 65536, core=c)] for c in range(48)]
     sched = run(*cores)
     assert sched.makespan_us == pytest.approx(ISSUE + copy_us(65536, gm_offset=32, sharers=48), abs=EXACT)
     assert sched.makespan_us > ISSUE + copy_us(65536, sharers=48) + 100 * NS

@@ -52,7 +52,7 @@ class UsageError(Exception):
 def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     words = sys.argv[1:] if argv is None else list(argv)
-    if len(words) > 1 and words[0] in ("run", "profile"):  # generated operators (fusekit.gen): catalogue, FILE:NAME
+    if len(words) > 1 and words[0] in ("run", "profile", "emit", "tune"):  # generated operators (fusekit.gen)
         from fusekit.gen.cli import is_generated, main as generated_main
 
         if words[1] not in OPS and is_generated(words[1]):

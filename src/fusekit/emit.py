@@ -189,14 +189,17 @@ def constants_of(kernel, dtype: str, buffer_num: int, tile_length: int | None, p
                                                                          else {})
 
 
-def _trace(asc, kernel, dtype: str, constants: dict, scalars: dict | None = None) -> Emitted:
+def _trace(asc, kernel, dtype: str, constants: dict, scalars: dict | None = None, *, jit=None,
+           gm_dtypes: dict | None = None) -> Emitted:
+    """Trace ``kernel`` (or its pyasc ``jit`` twin, when given) with pyasc; ``gm_dtypes`` gives a GM
+    argument's dtype by name where it is not ``dtype`` (fusekit.gen's mixed-dtype operators)."""
     from asc.codegen.function_visitor import CodegenOptions
     from asc.codegen.specialization import Specialization
     from asc.common.compat import get_annotations
     from asc.runtime.compiler import CompileOptions, Compiler
     from asc.runtime.jit import MockTensor
 
-    jit = pyasc_kernel(kernel)
+    jit = jit if jit is not None else pyasc_kernel(kernel)
     args = {}
     for name, param in inspect.signature(kernel.fn).parameters.items():
         text = str(param.annotation)
@@ -205,7 +208,7 @@ def _trace(asc, kernel, dtype: str, constants: dict, scalars: dict | None = None
         elif scalars and name in scalars:
             args[name] = scalars[name]
         elif "GlobalAddress" in text:
-            args[name] = MockTensor(getattr(asc, dtype))
+            args[name] = MockTensor(getattr(asc, (gm_dtypes or {}).get(name, dtype)))
         elif "float" in text:
             args[name] = 1.0
         else:

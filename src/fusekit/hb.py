@@ -47,6 +47,12 @@ AD-G = ``docs/zh/guide/``):
      before them before everything after them.
 5. **Across cores** only ``sync_all`` and ``cross_core_wait_flag`` (mode 0: all AIV cores) order anything: an access in epoch e (after the core's e-th
    ``sync_all``) happens before every access of another core in a later epoch.
+6. **Flags in GM between two cores** (``ib_set`` / ``ib_wait``, ``notify_next_block`` / ``wait_pre_block``;
+   ``fusekit.asc.blocksync``): the set runs after a ``PipeBarrier<PIPE_ALL>``, the wait polls GM on the scalar
+   unit and is followed by another (asc-devkit ``kernel_operator_block_sync_intf_impl.h``), so every
+   instruction of the setting core before the set happens before every instruction of the waiting core after
+   the wait, and transitively along chains of such pairs (:func:`link_cores`). The wait's Sync names the sets
+   whose values released it: ``("inter_block", flag, ((core, instr), ...))``.
 
 Each instruction gets a **clock**: for every pipe, how many of that pipe's instructions are known
 to be finished when it starts. ``a`` happens before ``b`` (same core, ``a`` first in program
@@ -95,6 +101,7 @@ class CoreOrder:
     hung: list[bool]
     in_order: tuple[int, ...] = IN_ORDER
     auto_scalar: "list[bool] | None" = None
+    remote: "list[tuple[int, dict[int, int]]] | None" = None  # rule 6: (wait index, {core: instructions done})
 
     def before(self, a: int, b: int) -> bool:
         """Whether instruction ``a`` finishes before instruction ``b`` starts (``a`` precedes ``b`` in program order)."""
@@ -175,6 +182,103 @@ def core_order(instrs: list[Instr], auto_sync: bool = True) -> CoreOrder:
 
 
 def trace_order(trace) -> list[CoreOrder]:
-    """:func:`core_order` of every core of a Trace (with the launch's ``auto_sync``)."""
+    """:func:`core_order` of every core of a Trace (with the launch's ``auto_sync``), linked by :func:`link_cores`."""
     auto_sync = getattr(trace, "auto_sync", True)
-    return [core_order(instrs, auto_sync) for instrs in trace.cores]
+    orders = [core_order(instrs, auto_sync) for instrs in trace.cores]
+    link_cores(orders, trace.cores)
+    return orders
+
+
+def _releasers(instr: Instr) -> tuple:
+    sync = instr.sync
+    if sync is not None and sync.kind is SyncKind.WAIT and sync.event[:1] == ("inter_block",):
+        return sync.event[-1]
+    return ()
+
+
+def link_cores(orders: list[CoreOrder], cores: list[list[Instr]]) -> None:
+    """Rule 6: fill ``order.remote`` of each core with a vector clock after each GM-flag wait: for every other
+    core, how many of its instructions (program order) have finished. Transitive: a wait inherits what the
+    setting core knew at its set. Waits are processed once the sets they name are (the launch ran without
+    deadlock, so this terminates; a set never reached leaves the wait unlinked)."""
+    waits = [[(i, _releasers(instr)) for i, instr in enumerate(instrs) if _releasers(instr)] for instrs in cores]
+    if not any(waits):
+        return
+    known: list[dict[int, int]] = [{} for _ in cores]   # running clock of each core
+    cursor = [0] * len(cores)                          # next wait of each core to resolve
+    at: dict[tuple[int, int], dict[int, int]] = {}     # (core, wait index) -> clock after it
+    for order in orders:
+        order.remote = []
+
+    def clock_at(core: int, index: int) -> dict[int, int] | None:
+        """What ``core`` knew just before instruction ``index``, plus its own instructions before it."""
+        done = [w for w, _ in waits[core][:cursor[core]] if w < index]
+        if cursor[core] < len(waits[core]) and waits[core][cursor[core]][0] < index:
+            return None  # an earlier wait of that core is not resolved yet
+        clock = dict(at[(core, done[-1])]) if done else {}
+        clock[core] = max(clock.get(core, 0), index)
+        return clock
+
+    progress = True
+    while progress:
+        progress = False
+        for c in range(len(cores)):
+            while cursor[c] < len(waits[c]):
+                w, releasers = waits[c][cursor[c]]
+                clocks = [clock_at(rc, ri) for rc, ri in releasers]
+                if any(k is None for k in clocks):
+                    break
+                merged = dict(known[c])
+                for k in clocks:
+                    for other, n in k.items():
+                        merged[other] = max(merged.get(other, 0), n)
+                known[c] = at[(c, w)] = merged
+                orders[c].remote.append((w, merged))
+                cursor[c] += 1
+                progress = True
+
+
+def before_across(orders: list[CoreOrder], a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether instruction ``a`` = (core, index) finishes before ``b`` of another core starts: rule 5 (sync_all /
+    cross-core epochs) or rule 6 (GM flags)."""
+    if orders[a[0]].epoch[a[1]] < orders[b[0]].epoch[b[1]]:
+        return True
+    remote = orders[b[0]].remote
+    if not remote:
+        return False
+    last = None
+    for w, clock in remote:  # few waits per core: a scan is enough
+        if w >= b[1]:
+            break
+        last = clock
+    return last is not None and last.get(a[0], 0) > a[1]
+
+
+def program_order(orders: list[CoreOrder]):
+    """(core, index) of every instruction in an order consistent with happens-before: by sync_all epoch, then
+    core, then program order; an instruction after a GM-flag wait (rule 6) only once what the wait knows of
+    the other cores has been given."""
+    epochs = max((o.epoch[-1] for o in orders if o.epoch), default=0)
+    position = [0] * len(orders)
+    for epoch in range(epochs + 1):
+        moved = True
+        while moved:
+            moved = False
+            for core, order in enumerate(orders):
+                i = position[core]
+                waits = iter(order.remote or ())
+                pending = next(waits, None)
+                while pending is not None and pending[0] < i:
+                    pending = next(waits, None)
+                while i < len(order.epoch) and order.epoch[i] <= epoch:
+                    if pending is not None and pending[0] < i:  # past a wait: its releasers must have been given
+                        if any(position[o] < n for o, n in pending[1].items() if o != core):
+                            break
+                        pending = next(waits, None)
+                        continue
+                    yield core, i
+                    i += 1
+                moved |= i != position[core]
+                position[core] = i
+    for core, order in enumerate(orders):  # only if the links were inconsistent: keep every instruction
+        yield from ((core, i) for i in range(position[core], len(order.epoch)))

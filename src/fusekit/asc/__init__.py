@@ -23,14 +23,20 @@ import inspect as _inspect
 from .cache import CacheLine, DcciDst, data_cache_clean_and_invalid
 from .dtypes import (DataType, bfloat16, float16, float32, float_, half, int8, int16, int32, int64,
                      uint8, uint16, uint32, uint64)
-from .fwk import TBuf, TPipe, TPosition, TQue, get_tpipe_ptr
+from .fwk import Hardware, LocalMemAllocator, TBuf, TBufPool, TPipe, TPosition, TQue, TQueBind, get_tpipe_ptr
 from .runtime import ConstExpr, GlobalAddress, KernelError, KernelFunction, LaunchResult, jit, launch
 from .runtime import recoverable as _recoverable
 from .sync import (HardEvent, PipeID, dump_tensor, get_block_idx, get_block_num, pipe_barrier, printf, set_flag,
                    sync_all, wait_flag)
-from .tensor import GlobalTensor, LocalTensor
+from .tensor import CacheMode, CacheRwMode, GlobalTensor, LocalTensor
 from .autosync import LocalTensorAuto
+from .shapeinfo import DataFormat, ShapeInfo, array, get_shape_size  # tensor shapes (asc.adv.softmax reads them)
 from .crosscore import cross_core_set_flag, cross_core_wait_flag
+from .blocksync import MemDsbT, data_sync_barrier, ib_set, ib_wait, notify_next_block, wait_pre_block
+from .sysvar import (ONE_BLK_SIZE, ascend_is_aiv, get_sys_workspace, get_task_ratio, init_soc_state,
+                     set_sys_workspace)
+from .dtypes import double, float64, int_, void
+from .iacheck import CheckLocalMemoryIAParam, check_local_memory_ia
 from .sysvar import (count_bits_cnt_same_as_sign_bit, get_arch_version, get_data_block_size_in_bytes,
                      get_sub_block_idx, get_sub_block_num, get_system_cycle, print_time_stamp, scalar_cast,
                      scalar_count_leading_zero, scalar_get_count_of_value, scalar_get_sff_value, static_assert, trap)
@@ -71,7 +77,7 @@ def __getattr__(name: str):
 
 __all__ = sorted([  # plus every vector instruction and its types (fusekit.asc.basic.API)
     "Access", "adv", "CacheLine", "ConstExpr", "DataCopyExtParams", "DataCopyPadExtParams", "DataType", "DcciDst",
-    "GlobalAddress", "GlobalTensor", "HardEvent", "Instr", "KernelError", "KernelFunction", "LaunchResult",
+    "CacheMode", "CacheRwMode", "GlobalAddress", "GlobalTensor", "HardEvent", "Instr", "KernelError", "KernelFunction", "LaunchResult",
     "LocalTensor", "LocalTensorAuto", "Mem", "Pipe", "PipeID", "Sync", "SyncKind", "TBuf", "TPipe", "TPosition", "TQue", "Trace",
     "bfloat16", "ceildiv", "data_cache_clean_and_invalid", "data_copy", "data_copy_pad", "dump_tensor", "float16",
     "float32", "float_", "get_block_idx", "get_block_num", "half", "int8", "int16", "int32", "int64", "jit",
@@ -84,5 +90,10 @@ __all__ = sorted([  # plus every vector instruction and its types (fusekit.asc.b
     "get_data_block_size_in_bytes", "get_tpipe_ptr", "get_sub_block_idx", "get_sub_block_num", "get_system_cycle", "print_time_stamp",
     "scalar_cast", "scalar_count_leading_zero", "scalar_get_count_of_value", "scalar_get_sff_value", "static_assert",
     "trap",
+    "DataFormat", "ShapeInfo", "array", "get_shape_size",
+    "MemDsbT", "data_sync_barrier", "ib_set", "ib_wait", "notify_next_block", "wait_pre_block", "ONE_BLK_SIZE",
+    "ascend_is_aiv", "get_sys_workspace", "get_task_ratio", "init_soc_state", "set_sys_workspace", "double",
+    "float64", "int_", "void", "Hardware", "LocalMemAllocator", "TBufPool", "TQueBind", "CheckLocalMemoryIAParam",
+    "check_local_memory_ia",
     *_VECTOR_API,
 ])

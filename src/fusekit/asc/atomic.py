@@ -9,7 +9,8 @@ of overwriting it: the sum (add), the larger (max) or the smaller (min) is writt
 first. Each element's read-modify-write is atomic, so cores that accumulate into the same GM
 need no synchronisation between them: the sanitizer does not report two atomic stores of the
 same kind as a race (their order does not change an exact result), and the Trace marks their
-writes (``Access.atomic``).
+writes (``Access.atomic``). The store's read of GM is recorded too (:func:`gm_reads`: the same bytes,
+the same mark), so the sanitizer sees a plain write racing with it and the timing model sees the read.
 
 Dtypes (each page's 数据类型): A2/A3 (arch 2201) int8, int16, half, bfloat16, int32, float for add,
 max and min; 310P AI Core (arch 2002) int16, half, float for add and set_atomic_type, no max/min.
@@ -132,6 +133,14 @@ def store_mode(core, op: str, tensor) -> AtomicMode | None:
 def mark(access: Access, mode: AtomicMode | None) -> Access:
     """``access`` marked as an atomic write of ``mode`` (the Trace's ``Access.atomic``: "add.float32")."""
     return access if mode is None else dataclasses.replace(access, atomic=f"{mode.op}.{mode.dtype.name}")
+
+
+def gm_reads(writes) -> tuple[Access, ...]:
+    """The GM reads of a store: an atomic write reads the bytes it combines with (SetAtomicAdd.md: "将待
+    拷贝的内容和GM已有内容进行求和"), so each atomic write Access is also a read of the same bytes, marked
+    with the same kind (the sanitizer treats reads and writes of one atomic kind as commuting). A plain
+    store reads no GM: ``()``."""
+    return tuple(w for w in writes if w.atomic)
 
 
 def combine(mode: AtomicMode | None, old: np.ndarray, new: np.ndarray) -> np.ndarray:

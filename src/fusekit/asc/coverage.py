@@ -21,37 +21,35 @@ from .names import PYASC_VERSION, pyasc_names
 CUBE = ("the cube unit (AIC: L1 / L0A / L0B / L0C, Mmad, LoadData, Fixpipe); fusekit simulates the vector core "
         "(AIV) only")
 AIPP = "AIPP (image pre-processing on the AI Core's MTE2), not part of the vector core"
-ADV = ("the advanced APIs (asc.adv): its elementwise math functions are simulated (fusekit.asc.adv); activations, "
-       "norms, quant, sort and matmul are not yet: issue 11")
+ADV = ("the advanced APIs (asc.adv): the vector side is simulated (fusekit.asc.adv: math functions, quant, concat, "
+       "extract, softmax, rmsnorm); matmul is the cube unit, not simulated")
 HOST = "pyasc's compiler / launch plumbing, not a kernel API (fusekit launches with kernel[n](...))"
 PROFILING = "profiling / instruction-cache hints with no effect a CPU simulation could show"
 MODULE = "a sub-module of pyasc's package, not an API"
+HCCL = ("HCCL collective-communication context (GetHcclContext / SetHcclContext: buffers of other devices), not "
+        "part of a single vector core")
 
 _PATTERNS = [  # (regex on the name, reason), first match wins
     (r"^(Aipp|set_aipp_functions$)", AIPP),
     (r"^(mmad|load_data|LoadData|fixpipe|Fixpipe|Mmad|Nd2Nz|Nz2Nd|DataCopyCO12|CubeFormat|CO2Layout|TOTAL_L[01C]|"
      r"set_load_data|set_fix_pipe|set_hf32|set_mm_layout|MatmulConfigMode|IterateMode|IterateOrder|ScheduleType|"
-     r"LayoutMode|BatchMode|DEFAULT_C0_SIZE|load_image_to_local|LoadImageToLocal|ascend_is_aic$|QuantModes$|"
-     r"bilinear_interpolation$)", CUBE),
+     r"LayoutMode|BatchMode|DEFAULT_C0_SIZE|load_image_to_local|LoadImageToLocal|ascend_is_aic$|QuantModes$)", CUBE),
     (r"^adv$", ADV),
     (r"^(CodegenOptions|CompileOptions|LaunchOptions|Hardware|codegen|common|core|language|lib|property|inline|"
      r"runtime|jit_options)$", HOST),
+    (r"^lan_all$", MODULE),
+    (r"^(get_hccl_context|set_hccl_context)$", HCCL),
     (r"^(metrics_prof_start|metrics_prof_stop|icache_preload|get_icache_preload_status|data_cache_preload|"
      r"dump_acc_chk_point|get_program_counter)$", PROFILING),
 ]
 
 NOT_YET = {  # in scope (issue 9), not simulated yet: name -> what adds it (an exported name counts as simulated)
-    **dict.fromkeys(["TQueBind", "TBufPool", "LocalMemAllocator", "get_sys_workspace",
-                     "set_sys_workspace", "ib_set", "ib_wait", "notify_next_block", "wait_pre_block",
-                     "ascend_is_aiv", "get_task_ratio", "init_soc_state", "data_sync_barrier", "MemDsbT",
-                     "CheckLocalMemoryIAParam", "check_local_memory_ia", "get_hccl_context", "set_hccl_context",
-                     "get_store_atomic_config", "set_store_atomic_config", "AtomicDtype", "AtomicOp",
-                     "CacheMode", "CacheRwMode", "LocalTensorAuto", "ListTensorDesc", "TensorDesc", "ShapeInfo",
-                     "SliceInfo", "array", "void", "double", "float64", "int_", "ONE_BLK_SIZE",
-                     "get_shape_size", "DataFormat", "DataCopyPadParams", "lan_all"],
-                    "issue 9 item 8 (framework and runtime) or 7 (data movement): not simulated yet"),
-    **dict.fromkeys(["mrg_sort4", "rp_sort16", "proposal_concat", "proposal_extract", "get_sort_len",
-                     "get_sort_offset", "trans_data_to_5hd", "TransDataTo5HDParams", "load_data_with_sparse"],
+    **dict.fromkeys(["ListTensorDesc", "TensorDesc"],
+                    "issue 9 item 8: not simulated yet (a tensor list is GM data holding GM pointers; fusekit's GM "
+                    "buffers have no numeric addresses, and ListTensorDesc.md gives the layout only as a figure)"),
+    **dict.fromkeys(["SliceInfo", "DataCopyPadParams"],
+                    "issue 9 item 7 (data movement): not simulated yet"),
+    **dict.fromkeys(["mrg_sort4", "rp_sort16", "proposal_concat", "proposal_extract", "load_data_with_sparse"],
                     "issue 9 item 5 (data rearrangement): not simulated yet"),
 }
 
@@ -88,6 +86,10 @@ FAMILY_FORMS = {
     "vec_duplicate": "count (dst, scalar, count); split (..., mask, repeat_times, dst_blk_stride, dst_rep_stride)",
     "vec_reduce": "count and split forms, as each page lists",
     "vec_cmpsel": "count and split forms with cmp_mode / sel_mode",
+    "vec_5hd": "(dst_list, src_list, TransDataTo5HDParams) with 16 LocalTensors or 16 addresses; (dst, src, params) "
+               "with uint64 address tensors",
+    "vec_bilinear": "(dst, src0, src0_offset, src1, mask int | [hi, lo], h_repeat, repeat_mode, dst_blk_stride, "
+                    "v_r_offset, v_repeat, shared_tmp_buffer)",
 }
 
 

@@ -184,8 +184,8 @@ def _data_copy_blocks(dst, src, p: DataCopyParams, enhanced: "DataCopyEnhancedPa
 
     reads = tuple(src.access(a, z) for a, z in _merge([(c[2], c[3]) for c in copies]))
     writes = tuple(atomic.mark(dst.access(a, z), mode) for a, z in _merge([(c[0], c[1]) for c in copies]))
-    core.record(op, pipe, reads=reads, writes=writes, count=p.block_count * n, nbytes=p.block_count * n * size,
-                dtype=dst.dtype.name, effect=effect)
+    core.record(op, pipe, reads=reads + atomic.gm_reads(writes), writes=writes, count=p.block_count * n,
+                nbytes=p.block_count * n * size, dtype=dst.dtype.name, effect=effect)
 
 
 def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -317,7 +317,8 @@ def _data_copy_count(dst, src, count: int) -> None:
     def effect():
         to[d0:d1] = atomic.combine(mode, to[d0:d1], frm[s0:s1])
 
-    core.record(op, pipe, reads=(src.access(s0, s1),), writes=(atomic.mark(dst.access(d0, d1), mode),), count=count,
+    writes = (atomic.mark(dst.access(d0, d1), mode),)
+    core.record(op, pipe, reads=(src.access(s0, s1),) + atomic.gm_reads(writes), writes=writes, count=count,
                 nbytes=d1 - d0, dtype=dst.dtype.name, effect=effect)
 
 
@@ -478,7 +479,8 @@ def _pad_out(core, op: str, dst: GlobalTensor, src: LocalTensor, p: DataCopyExtP
         for g0, g1, u0, u1 in copies:
             dst.gm.data[g0:g1] = atomic.combine(mode, dst.gm.data[g0:g1], core.ub[u0:u1])
 
-    core.record(op, Pipe.MTE3, reads=tuple(reads), writes=tuple(writes), count=p.block_count * p.block_len // size,
+    core.record(op, Pipe.MTE3, reads=tuple(reads) + atomic.gm_reads(writes), writes=tuple(writes),
+                count=p.block_count * p.block_len // size,
                 nbytes=p.block_count * p.block_len, dtype=src.dtype.name, effect=effect)
 
 

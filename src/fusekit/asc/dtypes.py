@@ -15,7 +15,19 @@ class DataType:
 
     __slots__ = ("name", "np", "_size")
 
-    def __init__(self, name: str, np_dtype) -> None:
+    def __new__(cls, name: str, np_dtype=None):
+        """``asc.DataType("int32")`` (pyasc's spelling, name only) is the existing ``asc.int32``."""
+        if np_dtype is None:
+            known = {**_BY_NAME, "float64": float64, "double": float64, "int_": int32, "half": float16,
+                     "float_": float32, "void": void}
+            if name not in known:
+                raise TypeError(f"asc.DataType({name!r}): no such type; use one of: {', '.join(sorted(known))}")
+            return known[name]
+        return super().__new__(cls)
+
+    def __init__(self, name: str, np_dtype=None) -> None:
+        if np_dtype is None:  # an existing type, returned by __new__
+            return
         self.name = name
         self.np = np.dtype(np_dtype)
         self._size = self.np.itemsize
@@ -47,7 +59,14 @@ uint16 = DataType("uint16", np.uint16)
 uint32 = DataType("uint32", np.uint32)
 uint64 = DataType("uint64", np.uint64)
 
-_FLOAT_NAMES = frozenset({"float16", "float32", "bfloat16"})
+# pyasc's scalar-only names (core/dtype.py): ``int_`` is int32; ``float64`` / ``double`` and ``void`` type kernel
+# scalars and pointers, never a tensor's elements (no vector instruction or DataCopy takes them), so they stay out of
+# ALL: a float64 numpy argument is still refused as a GM buffer (from_numpy)
+int_ = int32
+float64 = double = DataType("float64", np.float64)
+void = DataType("void", np.void)
+
+_FLOAT_NAMES = frozenset({"float16", "float32", "bfloat16", "float64"})
 ALL = (float16, float32, bfloat16, int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 _BY_NAME = {dt.name: dt for dt in ALL}
 _BY_NP = {dt.np: dt for dt in ALL}

@@ -97,8 +97,9 @@ class Core:
         self.pipe = None      # the core's TPipe, once constructed
         self.queues: list = []
         self.sync_all_hook: Callable[[], None] | None = None  # set by the scheduler
-        # wait_hook(ready): block this core until ready() holds (cross-core flags, crosscore.py); set by the runner
-        self.wait_hook: Callable[[Callable[[], bool]], None] | None = None
+        # wait_hook(ready, why=None): block this core until ready() holds (cross-core flags, crosscore.py; GM flags,
+        # blocksync.py); ``why`` explains a deadlock. Set by the runner
+        self.wait_hook: Callable[..., None] | None = None
         self.launch_flags: dict = {}  # cross-core flag counters shared by the launch's cores
         self.progress: Callable[[], None] | None = None
 
@@ -111,6 +112,9 @@ class Core:
         An executor (race replay) may instead hold the effect back and apply it later. ``count``,
         ``nbytes`` and ``repeats`` are stored as plain ints (kernel scalars are typed, ``scalar.py``).
         """
+        if self.__dict__.get("ia_checks"):  # check_local_memory_ia: watched UB ranges raise (iacheck.py)
+            from .iacheck import watch
+            watch(self, op, pipe, reads, writes + undefined)
         if getattr(self, "auto", None) is not None:  # LocalTensorAuto: the syncs pyasc's compiler inserts
             from .autosync import hook
             hook(self, op, pipe, reads, writes + undefined, sync)
@@ -521,12 +525,13 @@ def _needs_scheduler() -> None:
     raise _NeedsScheduler
 
 
-def _wait_sequential(ready: Callable[[], bool]) -> None:
+def _wait_sequential(ready: Callable[[], bool], why: str | None = None) -> None:
     if not ready():  # another core must run first: rerun the launch with the scheduler
         raise _NeedsScheduler
 
 
-_CROSS_CORE_SYNC = frozenset({"sync_all", "cross_core_wait_flag"})  # calls that wait for other cores
+_CROSS_CORE_SYNC = frozenset({"sync_all", "cross_core_wait_flag", "ib_set", "ib_wait",  # calls that wait for
+                              "wait_pre_block"})                                         # other cores
 
 
 def _calls_sync_all(fn: Callable, seen: set | None = None) -> bool:
@@ -569,6 +574,7 @@ class _Scheduler:
         self.ready: list[int] = []    # released from a barrier, not yet resumed
         self.waiting: list[int] = []  # in sync_all
         self.blocked: dict[int, Callable[[], bool]] = {}  # in a cross-core wait: core -> released?
+        self.why: dict[int, str | None] = {}  # blocked core -> what its wait needs (the deadlock message)
         self.flags: dict = {}
         self.done: list[int] = []
         self.error: BaseException | None = None
@@ -602,10 +608,11 @@ class _Scheduler:
         elif self.blocked:
             i = min(self.blocked, key=self.position.__getitem__)
             stuck = self.cores[i].instrs[-1]  # its wait
-            self._fail(KernelError(stuck.op, f"deadlock: aiv({', '.join(map(str, sorted(self.blocked)))}) wait for a "
-                                   "cross-core flag that no running core will set; on the NPU they hang. Every AIV "
-                                   "core must call cross_core_set_flag with that flag id before it can be waited on",
-                                   core=i, kind="deadlock", file=stuck.file, line=stuck.line))
+            why = self.why.get(i) or ("they wait for a cross-core flag that no running core will set. Every AIV core "
+                                      "must call cross_core_set_flag with that flag id before it can be waited on")
+            self._fail(KernelError(stuck.op, f"deadlock: aiv({', '.join(map(str, sorted(self.blocked)))}) wait and "
+                                   f"on the NPU they hang: {why}", core=i, kind="deadlock", file=stuck.file,
+                                   line=stuck.line))
         elif self.waiting and self.done:
             stuck = self.cores[self.waiting[0]].instrs[-1]  # its sync_all
             self._fail(KernelError("sync_all", f"deadlock: aiv({', '.join(map(str, self.waiting))}) wait in sync_all "
@@ -625,7 +632,7 @@ class _Scheduler:
         try:
             core = self.cores[i] = self.make_core(i)
             core.sync_all_hook = lambda: self._arrive(i)
-            core.launch_flags, core.wait_hook = self.flags, lambda ready: self._block(i, ready)
+            core.launch_flags, core.wait_hook = self.flags, lambda ready, why=None: self._block(i, ready, why)
             _set_current(core)
             self.body()
             _finish(core)
@@ -642,11 +649,12 @@ class _Scheduler:
         self.waiting.append(i)
         self._park(i)
 
-    def _block(self, i: int, ready: Callable[[], bool]) -> None:
+    def _block(self, i: int, ready: Callable[[], bool], why: str | None = None) -> None:
         """Core i waits for other cores (a cross-core flag): let them run until ``ready()`` holds."""
         if ready():
             return
         self.blocked[i] = ready
+        self.why[i] = why
         self._park(i)
 
     def _park(self, i: int) -> None:

@@ -137,3 +137,71 @@ def scalar_cast(value_in: float, dtype, round_mode) -> "int | float":
     with np.errstate(over="ignore"):  # beyond half's range rounds to inf, as the page's IEEE rounding says
         out = convert(x, target, round_mode)[0]
     return number(int(out), dtypes.int32) if target.name == "int32" else float(out)
+
+
+# -- AI Core state, kernel type, system workspace ---------------------------------------------------------
+
+ONE_BLK_SIZE = DATA_BLOCK_BYTES  # pyasc core/properties.py: ``::AscendC::ONE_BLK_SIZE``, one 32 B block
+
+
+def ascend_is_aiv() -> bool:
+    """``ASCEND_IS_AIV``: whether this code runs on a vector core (AIV). fusekit runs vector kernels
+    (KERNEL_TYPE_AIV_ONLY) on AIV cores only: always True. ``ascend_is_aic`` branches (cube work) are out of scope."""
+    _scalar("ascend_is_aiv")
+    return True
+
+
+def get_task_ratio() -> int:
+    """``GetTaskRatio``: AIVs per AI Core for the kernel type; KERNEL_TYPE_AIV_ONLY on an AIV gives 1
+    (GetTaskRatio.md, 表1; the coupled architecture (310P) always 1). int64."""
+    _scalar("get_task_ratio")
+    return number(1, dtypes.int64)
+
+
+def init_soc_state() -> None:
+    """``InitSocState``: reset the core's global state a previous kernel may have left (InitSocState.md): DMA
+    atomics off, mask mode Normal, mask all ones (AIV), the DEQSCALE half scale 1. Recorded on PIPE_S."""
+    from .atomic import mode_of
+    from .basic.deq import _Deq
+    from .basic.mask import FULL, MaskMode, register_of
+
+    core = _scalar("init_soc_state")
+    atomic = mode_of(core)
+    atomic.op, atomic.dtype = None, None
+    reg = register_of(core)
+    reg.mode, reg.high, reg.low = MaskMode.NORMAL, FULL, FULL
+    core.__dict__["deqscale"] = _Deq("half", np.float16(1.0))
+
+
+def set_sys_workspace(workspace) -> None:
+    """``SetSysWorkspace(workspace)``: the GM address the framework's system workspace starts at
+    (资源管理/workspace/SetSysWorkSpace.md: a kernel launched directly must set it before a high-level API or
+    :func:`get_sys_workspace` uses it). ``workspace``: a GlobalAddress kernel argument (its size is the host's
+    affair: GetLibApiWorkSpaceSize plus the user's part).
+
+    Raises:
+        KernelError: ``workspace`` is not a GlobalAddress.
+    """
+    from .runtime import GlobalAddress
+
+    core = _scalar("set_sys_workspace")
+    if not isinstance(workspace, GlobalAddress):
+        raise core.error("set_sys_workspace", f"set_sys_workspace takes a GM address (a kernel argument annotated "
+                                              f"asc.GlobalAddress), got {type(workspace).__name__}")
+    core.sys_workspace = workspace
+
+
+def get_sys_workspace():
+    """``GetSysWorkSpacePtr``: the system workspace's GM address, as :func:`set_sys_workspace` set it on this core
+    (GetSysWorkSpacePtr.md). pyasc types it as a uint8 address; here it keeps the buffer's own dtype.
+
+    Raises:
+        KernelError: no workspace was set: on the NPU the pointer would be null.
+    """
+    core = _scalar("get_sys_workspace")
+    workspace = core.__dict__.get("sys_workspace")
+    if workspace is None:
+        raise core.error("get_sys_workspace", "no system workspace: pass a GM buffer to the kernel and call "
+                                              "asc.set_sys_workspace(workspace) first (SetSysWorkSpace.md: only "
+                                              "projects built with HAVE_WORKSPACE set it automatically)")
+    return workspace

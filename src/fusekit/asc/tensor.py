@@ -7,6 +7,8 @@ the kernel's file:line (msSanitizer memcheck reports the same class of error, SA
 
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from . import dtypes
@@ -28,14 +30,32 @@ def _offset(key, op: str) -> int:
     return int(key)
 
 
+class CacheMode(enum.IntEnum):
+    """pyasc ``asc.CacheMode`` (python/asc/language/core/enums.py): the L2 cache mode of a GlobalTensor."""
+
+    CACHE_MODE_NORMAL = 0
+    CACHE_MODE_DISABLE = 1
+    CACHE_MODE_LAST = 2
+    CACHE_MODE_PERSISTENT = 4
+
+
+class CacheRwMode(enum.IntEnum):
+    """pyasc ``asc.CacheRwMode``: which accesses an L2 cache hint applies to."""
+
+    READ = 1
+    WRITE = 2
+    RW = 3
+
+
 class GlobalTensor:
     """``AscendC::GlobalTensor<T>``: a typed view of a GM buffer set by :meth:`set_global_buffer`."""
 
-    __slots__ = ("gm", "base", "size", "offset")
+    __slots__ = ("gm", "base", "size", "offset", "l2_hint", "sized", "shape_info")
 
     def __init__(self):
         self.gm: GmArray | None = None
         self.base = self.size = self.offset = 0
+        self.l2_hint = ""
 
     def set_global_buffer(self, addr: GlobalAddress, size: int | None = None) -> None:
         """View ``size`` elements from ``addr`` (to the end of the buffer if size is None)."""
@@ -46,6 +66,7 @@ class GlobalTensor:
             raise current("set_global_buffer").error(
                 "set_global_buffer", f"size must be a non-negative element count, got {size!r}")
         self.gm, self.base, self.offset = addr.gm, addr.offset, addr.offset
+        self.sized = size is not None  # GetSize is 0 after the pointer-only form (GlobalTensor.get_size page)
         self.size = addr.gm.length - addr.offset if size is None else int(size)
 
     @property
@@ -60,9 +81,56 @@ class GlobalTensor:
     def __getitem__(self, key) -> "GlobalTensor":
         self._check_set("GlobalTensor[]")
         sub = GlobalTensor()
-        sub.gm, sub.base, sub.size = self.gm, self.base, self.size
+        sub.gm, sub.base, sub.size, sub.l2_hint = self.gm, self.base, self.size, self.l2_hint
+        sub.sized = getattr(self, "sized", True)
         sub.offset = self.offset + _offset(key, "GlobalTensor[]")
         return sub
+
+    def set_l2_cache_hint(self, mode: CacheMode = CacheMode.CACHE_MODE_NORMAL,
+                          rw_mode: CacheRwMode = CacheRwMode.RW) -> None:
+        """``SetL2CacheHint<rwMode>(mode)``: how this tensor's (and its sub-tensors') GM transfers use L2.
+
+        pyasc docs/python-api/language/generated/asc.language.core.GlobalTensor.set_l2_cache_hint.md
+        (default NORMAL, RW). Values are unchanged; each later GM access records the hint
+        (``Access.l2``) for the timing model: CACHE_MODE_DISABLE bypasses L2.
+
+        Raises:
+            KernelError: ``mode`` or ``rw_mode`` is not a CacheMode / CacheRwMode value.
+        """
+        op = "set_l2_cache_hint"
+        self._check_set(op)
+        try:
+            mode, rw_mode = CacheMode(int(mode)), CacheRwMode(int(rw_mode))
+        except (TypeError, ValueError):
+            raise current(op).error(op, f"expected asc.CacheMode and asc.CacheRwMode values, got mode={mode!r}, "
+                                        f"rw_mode={rw_mode!r}") from None
+        self.l2_hint = "" if mode is CacheMode.CACHE_MODE_NORMAL else f"{mode.name}/{rw_mode.name}"
+
+    def get_size(self) -> int:
+        """``GetSize``: elements of the view given to ``set_global_buffer(addr, size)``; 0 after the pointer-only
+        form ``set_global_buffer(addr)`` (pyasc GlobalTensor.get_size page, 约束说明). A uint64 scalar."""
+        self._check_set("get_size")
+        return typed(self.size if getattr(self, "sized", True) else 0, dtypes.uint64)
+
+    def set_shape_info(self, shape_info) -> None:
+        """``SetShapeInfo``: attach an ``asc.ShapeInfo`` to this GlobalTensor."""
+        from .shapeinfo import ShapeInfo
+        expect_kind(current("set_shape_info"), "set_shape_info", "shape_info", shape_info, ShapeInfo)
+        self.shape_info = shape_info
+
+    def get_shape_info(self):
+        """``GetShapeInfo``: the ShapeInfo set by :meth:`set_shape_info` ("没有默认值": KernelError before one is set)."""
+        info = getattr(self, "shape_info", None)
+        if info is None:
+            raise current("get_shape_info").error("get_shape_info", "this GlobalTensor has no ShapeInfo: call "
+                                                  "set_shape_info first (GlobalTensor.get_shape_info page)")
+        return info
+
+    def get_phy_addr(self, offset: int = 0) -> GlobalAddress:
+        """``GetPhyAddr(offset)``: the GM address of element ``offset`` of this view, a GlobalAddress that
+        ``set_global_buffer`` takes again (pyasc core/tensor.py; GlobalTensor/GetPhyAddr.md)."""
+        self._check_set("get_phy_addr")
+        return GlobalAddress(self.gm, self.offset + int(offset))
 
     def get_value(self, index: int):
         """Scalar read of element ``index`` on PIPE_S, through the core's data cache (``cache.py``).
@@ -119,7 +187,7 @@ class GlobalTensor:
         return lo * size, hi * size
 
     def access(self, start: int, stop: int) -> Access:
-        return Access(Mem.GM, self.gm.name, start, stop, self.gm.name)
+        return Access(Mem.GM, self.gm.name, start, stop, self.gm.name, l2=self.l2_hint)
 
     def describe(self, count: int) -> dict:
         """KernelError location fields for ``count`` elements from here."""
@@ -144,7 +212,7 @@ class LocalTensor:
     ``name`` is how messages call it.
     """
 
-    __slots__ = ("core", "addr", "length", "dtype", "name", "owner", "site", "tag")
+    __slots__ = ("core", "addr", "length", "dtype", "name", "owner", "site", "tag", "shape_info", "position")
 
     def __init__(self, dtype, pos=None, addr: int = 0, tile_size: int = 0):
         core, op = current("LocalTensor"), "LocalTensor"
@@ -157,6 +225,7 @@ class LocalTensor:
                                  f"{core.soc.ub_bytes} B of UB", kind="ub-overflow")
         self.core, self.addr, self.length, self.dtype = core, int(addr), int(tile_size), dtype
         self.name, self.owner, self.site = f"UB@{addr}", None, _site(self.addr, f"LocalTensor at UB byte {addr}")
+        self.position = pos
 
     @classmethod
     def at(cls, core, addr: int, length: int, dtype: dtypes.DataType, name: str, owner=None) -> "LocalTensor":
@@ -220,7 +289,92 @@ class LocalTensor:
 
     def get_phy_addr(self, offset: int = 0) -> int:
         """``GetPhyAddr(offset)``: UB byte address of element ``offset`` (uint64 scalar)."""
-        return typed(self.addr + int(offset) * self.dtype.sizeof(), dtypes.uint64)
+        addr = self.addr + int(offset) * self.dtype.sizeof()
+        # pyasc types an address list by the tensor its get_phy_addr came from (trans_data_to_5hd, basic/vec_5hd.py)
+        self.core.__dict__.setdefault("phy_addr_dtypes", {})[addr] = self.dtype
+        return typed(addr, dtypes.uint64)
+
+    def get_position(self):
+        """``GetPosition``: the tensor's logical position (an asc.TPosition): its queue's or TBuf's, or the one given
+        to ``asc.LocalTensor(dtype, pos, ...)`` (VECCALC when none was)."""
+        from .fwk import TPosition
+        owner = self.owner
+        queue = getattr(owner, "queue", None)
+        pos = getattr(queue if queue is not None else owner, "position", None) if owner is not None else \
+            getattr(self, "position", None)
+        return pos if pos is not None else TPosition.VECCALC
+
+    def set_buffer_len(self, data_len: int) -> None:
+        """``SetBufferLen(dataLen)``: the tensor now spans ``data_len`` bytes (``data_len // sizeof`` elements;
+        kernel_tensor_impl.h keeps dataLen in bytes, as the pyasc page says).
+
+        A length past the end of the buffer under the tensor is not an error by itself (SetBufferLen.md gives no
+        check and the hardware makes none): the length is clipped to the buffer, so an instruction that really
+        reaches past it is the KernelError (out-of-bounds), at its own line.
+
+        Raises:
+            KernelError: ``data_len`` is not a number of bytes >= 0.
+        """
+        core = current("set_buffer_len")
+        if isinstance(data_len, bool) or not isinstance(data_len, (int, np.integer)) or data_len < 0:
+            raise core.error("set_buffer_len", f"data_len must be a number of bytes >= 0, got {data_len!r}")
+        self.length = min(int(data_len), self._buffer_bytes()) // self.dtype.sizeof()
+
+    def set_addr_with_offset(self, src: "LocalTensor", offset: int) -> None:
+        """``SetAddrWithOffset(src, offset)``: this tensor moves to ``src``'s address plus ``offset`` elements of
+        *src's* type, keeping its own dtype (kernel_tensor_impl.h: bufferAddr += offset * sizeof(U)). Its length is
+        src's byte length in this dtype (the copied dataLen), clipped to the bytes left in src's buffer.
+
+        Raises:
+            KernelError (out-of-bounds): the new address passes the end of src's buffer.
+        """
+        core = current("set_addr_with_offset")
+        expect_kind(core, "set_addr_with_offset", "src", src, LocalTensor)
+        shift = int(offset) * src.dtype.sizeof()
+        room = src._buffer_bytes() - shift
+        if int(offset) < 0 or room < 0:
+            raise core.error("set_addr_with_offset", f"offset {offset} x {src.dtype.name} from {src.name} passes the "
+                                                     "end of its buffer", kind="out-of-bounds", tensor=src.name)
+        self.core, self.addr, self.owner = src.core, src.addr + shift, src.owner
+        self.length = min(src.length * src.dtype.sizeof(), room) // self.dtype.sizeof()
+        self.name = f"{src.name}+{offset}"
+        self.site = None
+
+    def print(self, data_len: int | None = None) -> None:
+        """``Print(len)``: the first ``data_len`` elements (all by default) into the device output, one 32 B data
+        block per line, each line prefixed with its first element's index (LocalTensor/Print.md: CPU debugging).
+        Recorded as a PIPE_S read of those bytes.
+
+        Raises:
+            KernelError (out-of-bounds): more elements than the tensor has.
+        """
+        core = current("print")
+        count = self.length if data_len is None else int(data_len)
+        start, stop = self.span(core, "print", count)
+        per_line = max(32 // self.dtype.sizeof(), 1)
+        tensor = self
+
+        def effect():
+            values = tensor.array(count)
+            lines = [f"{k:04d}: " + " ".join(str(v) for v in values[k:k + per_line]) for k in range(0, count, per_line)]
+            core.log.append("".join(f"[aiv({core.idx})] {line}\n" for line in lines))
+
+        core.record("print", Pipe.S, reads=(self.access(start, stop),), count=count, nbytes=stop - start,
+                    dtype=self.dtype.name, effect=effect)
+
+    def to_file(self, file_name: str) -> int:
+        """``ToFile(fileName)``: the tensor's bytes, raw, into ``file_name`` (relative to the working directory, "文件
+        保存在执行目录"; LocalTensor/ToFile.md: CPU debugging). Returns 0 (int32) once written, as the page says.
+        Recorded as a PIPE_S read of the tensor."""
+        core = current("to_file")
+        start, stop = self.span(core, "to_file", self.length)
+
+        def effect():
+            core.ub[start:stop].tofile(str(file_name))
+
+        core.record("to_file", Pipe.S, reads=(self.access(start, stop),), count=self.length, nbytes=stop - start,
+                    dtype=self.dtype.name, effect=effect)
+        return typed(0, dtypes.int32)
 
     def set_user_tag(self, tag: int) -> None:
         """``SetUserTag(tag)``: an int32 label the kernel attaches to the tensor (no effect on memory)."""
@@ -229,6 +383,17 @@ class LocalTensor:
     def get_user_tag(self) -> int:
         """``GetUserTag``: the tag set by :meth:`set_user_tag` (0 before), an int32 scalar."""
         return typed(getattr(self, "tag", 0), dtypes.int32)
+
+    def set_shape_info(self, shape_info) -> None:
+        """``SetShapeInfo``: attach an ``asc.ShapeInfo`` (read by high-level APIs such as ``asc.adv.softmax``)."""
+        from .shapeinfo import ShapeInfo
+        expect_kind(current("set_shape_info"), "set_shape_info", "shape_info", shape_info, ShapeInfo)
+        self.shape_info = shape_info
+
+    def get_shape_info(self):
+        """``GetShapeInfo``: the ShapeInfo set on this tensor, or the empty ``ShapeInfo()`` if none was."""
+        from .shapeinfo import ShapeInfo
+        return getattr(self, "shape_info", None) or ShapeInfo()
 
     def reinterpret_cast(self, dtype) -> "LocalTensor":
         """The same bytes seen as ``dtype``."""

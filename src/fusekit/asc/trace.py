@@ -43,6 +43,9 @@ class Access:
     ``tensor`` names what the kernel called it (``"x1"``, ``"q_x1[1]"``) for messages.
     ``atomic``: for a GM write made while store atomics are on (``fusekit.asc.atomic``), the
     operation and dtype (``"add.float32"``); two such writes of the same kind need no ordering.
+    ``l2``: for a GM access, the L2 cache hint of the GlobalTensor it went through
+    (``set_l2_cache_hint``), as ``"<CacheMode name>/<CacheRwMode name>"``; "" = the default
+    (CACHE_MODE_NORMAL). Only the timing model reads it.
     """
 
     mem: Mem
@@ -51,6 +54,7 @@ class Access:
     stop: int
     tensor: str = ""
     atomic: str = ""
+    l2: str = ""
 
     @property
     def nbytes(self) -> int:

@@ -3,7 +3,8 @@
 Layers: :mod:`.graph` (tracing with symbolic tensors), :mod:`.lower` (instructions and UB plan),
 :mod:`.source` (the pyasc kernel file), :mod:`.reference` (hardware / fp32 / exact models),
 :mod:`.op` (host: shapes, tiling, launch), :mod:`.catalogue` (the shipped generated operators),
-:mod:`.perf` (fused vs unfused chain).
+:mod:`.perf` (fused vs unfused chain), :mod:`.tune` (``fusekit tune`` for generated ops), :mod:`.project`
+(pyasc tracing and the CANN custom-operator project: ``fusekit emit``; needs pyasc, imported on use).
 """
 
 from .graph import (GraphError, absolute, cast, clamp, clip, exp, gelu, leaky_relu, log, maximum, mean, minimum,

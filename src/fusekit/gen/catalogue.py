@@ -1,8 +1,8 @@
 """The catalogue: fused operators shipped as generated ops (each an expression the generator expands).
 
 ``CATALOGUE`` maps a snake_case name to its :class:`~fusekit.gen.op.GeneratedOp`. The ones with
-last-axis reductions (add_rms_norm, layer_norm, softmax) are traced but refused at generation
-until ``fusekit.asc`` has the reduction instructions (the error names the instruction).
+last-axis reductions (add_rms_norm, layer_norm, scaled_masked_softmax) or (C,) inputs (bias_gelu,
+quantize_per_channel) generate row-tiled kernels (:mod:`fusekit.gen.device`).
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ and a user's ``FILE:NAME`` (a ``@fusekit.op`` in a Python file) or ``--expr "sil
     fusekit run add_rms_norm --shape 64 4096 --attr eps=1e-5 --precision fp32
     fusekit profile bias_gelu --shape 4096 4096
     fusekit run my_ops.py:swiglu --shape 1000
+    fusekit emit swiglu --dtype float16 --out out/      (needs pyasc: Ascend C and MLIR of the kernel)
+    fusekit emit add_rms_norm --project AddRmsNorm/    (the CANN custom-operator project)
+    fusekit tune add_rms_norm --shape 1024 4096
 
 Inputs are random normal numbers of ``--shape`` (a (C,) input such as a bias or gamma gets the last
 axis; integer inputs random integers). ``main`` returns the exit status (0: verified).
@@ -80,7 +83,11 @@ def inputs(op: GeneratedOp, shape: tuple, dtype: str, seed: int = 0) -> list:
 
 
 def main(argv: list[str]) -> int:
-    """``fusekit run|profile OP ...`` for a generated operator; returns the exit status."""
+    """``fusekit run|profile|emit|tune OP ...`` for a generated operator; returns the exit status."""
+    if argv[0] == "emit":
+        return emit_main(argv)
+    if argv[0] == "tune":
+        return tune_main(argv)
     parser = argparse.ArgumentParser(prog=f"fusekit {argv[0]}", description=__doc__.split("\n\n")[0])
     parser.add_argument("op", help="catalogue operator (" + ", ".join(CATALOGUE) + ") or FILE.py:NAME")
     parser.add_argument("--shape", type=int, nargs="+", default=[1_000_000], help="output shape (default 1000000)")
@@ -130,3 +137,87 @@ def main(argv: list[str]) -> int:
         ok = ok and clean
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
+
+
+def emit_main(argv: list[str]) -> int:
+    """``fusekit emit OP [--dtype D] [--precision P] [--row C] [--out DIR | --project DIR]`` (fusekit.gen.project)."""
+    from fusekit.bridge import PyascMissing
+
+    from . import project
+
+    parser = argparse.ArgumentParser(prog="fusekit emit", description="Trace a generated operator's kernel with "
+                                     "pyasc into Ascend C, or write its CANN custom-operator project.")
+    parser.add_argument("op", help="catalogue operator (" + ", ".join(CATALOGUE) + ") or FILE.py:NAME")
+    parser.add_argument("--dtype", default=None, help="float16 or float32 (default: the operator's first pyasc can emit)")
+    parser.add_argument("--precision", choices=("native", "fp32"), default=None)
+    parser.add_argument("--row", type=int, default=project.ROW,
+                        help=f"row length a row-tiled kernel is compiled for (default {project.ROW})")
+    parser.add_argument("--buffer-num", type=int, default=2, choices=range(1, 9), metavar="1..8")
+    parser.add_argument("--out", type=Path, default=Path("."), help="directory for the .cpp and .mlir files")
+    parser.add_argument("--project", type=Path, help="write the CANN custom-operator project (msopgen layout) here")
+    args = parser.parse_args(argv[1:])
+    try:
+        op = load(args.op)
+        if args.row < 1:
+            raise ValueError(f"--row must be at least 1, got {args.row}")
+        if args.project is not None:
+            if args.dtype or args.precision:
+                raise ValueError("--project emits every dtype pyasc supports, each in its default precision: drop "
+                                 "--dtype and --precision")
+            files = project.write_project(op, args.project, row=args.row, buffer_num=args.buffer_num)
+            print(f"wrote a CANN custom-operator project for {op.op_type} in {args.project} ({len(files)} files); "
+                  "building it needs CANN (bash build.sh), which was not tried here")
+            return 0
+        kept = project.emittable(op)
+        dtype = args.dtype or (kept[0] if kept else op.dtypes[0])
+        precision = args.precision or ("native" if project._native(op, dtype) else "fp32")
+        result = project.emit(op, dtype, precision, row=args.row, buffer_num=args.buffer_num, out_dir=args.out)
+    except (GraphError, PyascMissing, ValueError, TypeError) as exc:
+        print(f"fusekit: error: {exc}", file=sys.stderr)
+        return 2
+    import re
+
+    calls = sorted(set(re.findall(r"AscendC::(\w+)", result.cpp)))
+    print(f"{result.kernel} ({result.dtype}, {precision}, {result.constants}): "
+          f"{', '.join(str(f) for f in result.files)}")
+    print(f"  Ascend C calls: {', '.join(calls)}")
+    return 0
+
+
+def tune_main(argv: list[str]) -> int:
+    """``fusekit tune OP --shape ... [--dtype D] [--soc S] [--precision P] [--attr NAME=VALUE]``."""
+    from .tune import tune
+
+    parser = argparse.ArgumentParser(prog="fusekit tune", description="Search the generated kernel's tile, BUFFER_NUM "
+                                     "and core count for the lowest predicted time.")
+    parser.add_argument("op", help="catalogue operator (" + ", ".join(CATALOGUE) + ") or FILE.py:NAME")
+    parser.add_argument("--shape", type=int, nargs="+", default=[1_000_000], help="output shape (default 1000000)")
+    parser.add_argument("--size", type=int, default=None, help="elements (a 1-D shape; as FusedAddScale's tune)")
+    parser.add_argument("--dtype", default=None)
+    parser.add_argument("--precision", choices=("native", "fp32"), default=None)
+    parser.add_argument("--soc", default=None)
+    parser.add_argument("--attr", action="append", default=[], metavar="NAME=VALUE", help="a float attribute")
+    args = parser.parse_args(argv[1:])
+    try:
+        op = load(args.op)
+        dtype = args.dtype or op.dtypes[0]
+        shape = (args.size,) if args.size is not None else tuple(args.shape)
+        if any(s < 1 for s in shape):
+            raise ValueError(f"--shape {list(shape)}: every extent must be at least 1")
+        attrs = {a.name: 1.0 for a in op.graph.attrs if op.graph.defaults[a.name] is None}
+        for item in args.attr:
+            key, _, value = item.partition("=")
+            attrs[key] = float(value)
+        result = tune(op, inputs(op, shape, dtype), soc=args.soc, precision=args.precision, **attrs)
+    except (GraphError, ValueError, TypeError) as exc:
+        print(f"fusekit: error: {exc}", file=sys.stderr)
+        return 2
+    unit = "rows" if result.best.total_length != int(np.prod(shape)) else "elements"
+    print(f"{op.op_type} {list(shape)} {dtype}: {len(result.tried)} configurations timed on the model "
+          f"(tiling in {unit})")
+    for label, plan, us in (("best", result.best, result.best_us), ("default", result.default, result.default_us)):
+        print(f"  {label:<8} {us:10.2f} us  block_dim {plan.block_dim}, tile {plan.tile_length}, BUFFER_NUM "
+              f"{plan.buffer_num} (block {plan.block_length}, {plan.tile_num} tiles + {plan.tail_length}; last core "
+              f"{plan.last_block_length})")
+    print(f"  the default tiling is {result.default_gap:.1%} slower than the best found")
+    return 0

@@ -44,4 +44,7 @@ def replicate(t: asc.LocalTensor, ROW_PAD: asc.ConstExpr[int], TILE_ROWS: asc.Co
               LOG_ROWS: asc.ConstExpr[int]):
     for j in asc.static_range(LOG_ROWS):
         done = 1 << j
-        asc.muls(t[ROW_PAD * done:], t, 1.0, ROW_PAD * min(done, TILE_ROWS - done))
+        rows = TILE_ROWS - done
+        if done < rows:  # min(): pyasc 1.1.1 does not trace the builtin
+            rows = done
+        asc.muls(t[ROW_PAD * done:], t, 1.0, ROW_PAD * rows)

@@ -15,6 +15,7 @@ them into the vector instructions the SoC has, and :mod:`.reference` gives each 
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import numbers
 from dataclasses import dataclass, field
@@ -26,6 +27,20 @@ BINARY = ("add", "sub", "mul", "div", "maximum", "minimum")
 COMPARE = ("lt", "le", "gt", "ge", "eq", "ne")
 REDUCE = ("sum", "mean", "max", "min")
 OTHER = ("leaky_relu", "clamp", "cast", "where")
+
+
+TEXT_LIMIT = 400  # operations of a tree form (Node repr, Graph.text) before it is shortened
+
+
+def _tree_size(nodes) -> int:
+    """Operations in the tree form of ``nodes``, shared values counted at each use (linear time)."""
+    sizes: dict = {}
+
+    def size(n):
+        if id(n) not in sizes:
+            sizes[id(n)] = 1 + builtins.sum(size(a) for a in n.args)
+        return sizes[id(n)]
+    return builtins.sum(size(n) for n in nodes)
 
 
 class GraphError(ValueError):
@@ -52,6 +67,8 @@ class Node:
             return self.name
         if self.op == "const":
             return repr(self.value)
+        if _tree_size([self]) > TEXT_LIMIT:  # shared values repeat in the tree form: exponential in depth
+            return f"{self.op}(<{_tree_size(self.args)} operations>)"
         inner = ", ".join(map(repr, self.args))
         extra = "".join(f", {k}={v!r}" for k, v in self.params.items())
         return f"{self.op}({inner}{extra})"
@@ -238,7 +255,22 @@ class Graph:
         return order
 
     def text(self) -> str:
-        return "; ".join(f"{o} = {n!r}" for o, n in zip(self.output_names, self.outputs))
+        """The outputs as expressions, ``y = mul(add(x1, x2), scale)``. Shared values repeat in that form, so
+        a graph whose tree form exceeds TEXT_LIMIT operations (derived backward graphs: exponential in depth)
+        is written as steps instead, linear in its size: ``t0 = add(x1, x2); y = mul(t0, scale)``."""
+        if _tree_size(self.outputs) <= TEXT_LIMIT:
+            return "; ".join(f"{o} = {n!r}" for o, n in zip(self.output_names, self.outputs))
+        names: dict = {}
+
+        def ref(n):
+            return names.get(id(n)) or repr(n)  # inputs, attrs and consts print as themselves
+        steps = []
+        for n in self.nodes():
+            if n.args:
+                names[id(n)] = f"t{len(steps)}"
+                extra = "".join(f", {k}={v!r}" for k, v in n.params.items())
+                steps.append(f"{names[id(n)]} = {n.op}({', '.join(map(ref, n.args))}{extra})")
+        return "; ".join(steps + [f"{o} = {ref(n)}" for o, n in zip(self.output_names, self.outputs)])
 
 
 def trace(fn, outputs: "tuple[str, ...] | None" = None) -> Graph:

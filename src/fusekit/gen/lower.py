@@ -28,11 +28,17 @@ Composites and their hardware consequences (each instruction rounds to the compu
   is scaled by DEQSCALE on A2, docs/ascendc-model.md).
 
 - ``sum / max / min(x, axis=-1, keepdims=True)``: ReduceSum / ReduceMax / ReduceMin per row (count
-  form, their documented order), then the scalar unit reads each row's value (a V_S flag first) and
-  Duplicate fills the row; ``mean`` multiplies the sum by ``inv_row`` = 1/C, a float32 kernel argument
-  rounded to the compute dtype (one more rounding than a true division);
-- ``where(lhs <op> rhs, a, b)``: Compare into a bit mask (operands first copied into zero-filled tiles:
-  Compare covers whole 256 B repeats), then Select in TENSOR_TENSOR mode (Compare.md, Select.md).
+  form, their documented order) into one value per row (lane 0 of a 32 B block per row; the blocks are
+  zeroed once per core so whole-block arithmetic reads defined lanes). Arithmetic on row values stays
+  per row (``mean`` multiplies the sum by ``inv_row`` = 1/C, a float32 kernel argument rounded to the
+  compute dtype: one more rounding than a true division; ``+ eps``, ``rsqrt`` ...). A tile meets a row
+  value in ``rows_muls`` / ``rows_adds`` (``x * r``, ``x + r``, ``x - r`` as ``x + (-r)``): after a V_S
+  flag the scalar unit reads each row's value and one Muls / Adds per row applies it, rounding once as
+  the tensor form would; other uses duplicate the value over its row first (``bcast``);
+- ``where(lhs <op> rhs, a, b)``: Compare into a bit mask (operands first copied into zero-filled slots:
+  Compare covers whole 256 B repeats; in a row-tiled kernel the slots span the tile rounded up to 256
+  elements), then Select in TENSOR_TENSOR mode (Compare.md, Select.md); a number or a 0-d tensor where
+  a tile is needed is duplicated.
 
 UB plan: a liveness pass assigns each value a buffer: inputs stay in their VECIN queue buffers,
 outputs are computed straight into their VECOUT buffers, other values take a slot of a TBuf; a
@@ -113,11 +119,14 @@ class Instr:
 
     @property
     def kind(self) -> str:
-        """What the count covers: "tile", "rowvec", or the per-row loops "reduce" and "bcast"."""
+        """What the count covers: "tile", "rowvec", or the per-row loops "reduce", "bcast" and "rowscalar"
+        (``rows_muls`` / ``rows_adds``: each row times / plus its row value, read by the scalar unit)."""
         if self.op.startswith("reduce_"):
             return "reduce"
         if self.op == "bcast":
             return "bcast"
+        if self.op.startswith("rows_"):
+            return "rowscalar"
         return self.dst.kind
 
 
@@ -198,12 +207,21 @@ class _Lowerer:
         return Value(self.ids, dtype, kind=kind)
 
     def emit(self, op, dtype, srcs=(), scalar=None, round="", kind=None) -> Value:
-        self.require({"bcast": "duplicate", "padded": "duplicate"}.get(op, op),
+        self.require({"bcast": "duplicate", "padded": "duplicate", "rows_muls": "muls", "rows_adds": "adds"}.get(op, op),
                      dtype if op not in ("cast", "compare") else None)
         if kind is None:
             kind = "rowvec" if srcs and all(s.kind == "rowvec" for s in srcs) else "tile"
         if op in ("compare", "select"):
             kind = "mask" if op == "compare" else "tile"
+        if kind == "tile" and op in ("mul", "add", "sub") and sorted(s.kind for s in srcs) == ["rowvec", "tile"] and \
+                (op != "sub" or srcs[1].kind == "rowvec"):
+            # tile (op) row value: one muls / adds per row with the value as its scalar, no broadcast tile
+            tile, row = srcs if srcs[1].kind == "rowvec" else srcs[::-1]
+            if op == "sub":  # x - v = x + (-v): the negation is exact
+                row = self.emit("muls", row.dtype, (row,), Scalar(value=-1.0))
+            v = self.new(dtype, "tile")
+            self.instrs.append(Instr("rows_muls" if op == "mul" else "rows_adds", v, (tile, row)))
+            return v
         if kind == "tile" and op != "bcast" and any(s.kind == "rowvec" for s in srcs):
             srcs = tuple(self.emit("bcast", s.dtype, (s,), kind="tile") if s.kind == "rowvec" else s for s in srcs)
         if op == "cast":
@@ -311,8 +329,8 @@ class _Lowerer:
         op, args = n.op, n.args
         c = self.compute
         if op == "input":
-            if n.name in self.scalar_inputs:
-                raise GraphError(f"{n.name} is 0-d: it can only be an operand of arithmetic")
+            if n.name in self.scalar_inputs:  # a 0-d tensor used as a tile: its value duplicated
+                return self.emit("duplicate", self.compute, (), Scalar(name=n.name))
             if COLUMN + n.name in self.row_inputs:  # (N, 1): one value per row, in its VECIN queue
                 if self.soc.data_copy_pad is False:
                     raise GraphError(f"{n.name} is one value per row (N, 1); its tiles are not whole 32 B blocks, "
@@ -332,8 +350,8 @@ class _Lowerer:
             v.input = n.name
             self.inputs[n.name] = v
             return v
-        if op in ("const", "attr"):
-            raise GraphError(f"{n!r} is a scalar; an output must depend on an input tensor")
+        if op in ("const", "attr"):  # a scalar where a tile is needed (e.g. where's branch): duplicated
+            return self.emit("duplicate", c, (), self.scalar(n))
         if op in REDUCE:
             instr = f"reduce_{'sum' if op == 'mean' else op}"
             self.require(instr, None)
@@ -343,9 +361,9 @@ class _Lowerer:
             src = self.arith(args[0])
             if src.kind != "tile":
                 raise GraphError(f"{n!r} reduces a value that is already one per row")
-            # the row values go straight back over their rows: the scalar unit reads each (get_value) and a
-            # duplicate fills the row, so later arithmetic never touches the unused lanes of a row-value block
-            v = self.emit("bcast", c, (self.emit(instr, c, (src,), kind="rowvec"),), kind="tile")
+            # one value per row (lane 0 of a 32 B block per row): arithmetic on row values stays per row, and a
+            # tile meets it through rows_muls / rows_adds or a broadcast (Lowerer.emit)
+            v = self.emit(instr, c, (src,), kind="rowvec")
             if op == "mean":
                 if "inv_row" not in self.extra_scalars:
                     self.extra_scalars.append("inv_row")
@@ -404,15 +422,12 @@ class _Lowerer:
         then x * 1 over the n elements), and the compare covers n rounded up to a repeat."""
         if cond.op not in COMPARE:
             raise GraphError(f"where's condition must be a comparison (x > y, x <= 0, ...), got {cond!r}")
-        if self.rows:
-            raise GraphError("where in a row-tiled kernel (with reductions or (C,) / (N, 1) inputs) is not generated: "
-                             "its rows are not whole 256 B repeats, which Compare needs")
         c = self.compute
         for needed in ("compare", "select"):
             self.require(needed, c)
         sides = [self.arith(x) if not self.is_scalar(x) else self.emit("duplicate", c, (), self.scalar(x))
                  for x in cond.args]
-        padded = [self.emit("padded", c, (v,)) for v in sides]
+        padded = [self.emit("padded", c, (v,), kind="tile") for v in sides]
         mask = self.emit("compare", "uint8", tuple(padded), round=cond.op.upper(), kind="mask")
         pick = [self.arith(x) if not self.is_scalar(x) else self.emit("duplicate", c, (), self.scalar(x)) for x in (a, b)]
         return self.emit("select", c, (mask, *pick))
@@ -450,8 +465,8 @@ class _Lowerer:
         sa, sb = self.is_scalar(a), self.is_scalar(b)
         if not sa and not sb:
             return self.emit(instr, c, (self.arith(a), self.arith(b)))
-        if sa and sb:
-            raise GraphError(f"{op}({a!r}, {b!r}) is arithmetic on scalars only; compute it on the host")
+        if sa and sb:  # e.g. a 0-d tensor times a number: the left one duplicated into a tile
+            sa = False
         tensor, scalar = (b, a) if sa else (a, b)
         s = self.scalar(scalar)
         with_scalar = {"add": "adds", "mul": "muls", "maximum": "maxs", "minimum": "mins"}
@@ -494,6 +509,8 @@ def lower(graph: Graph, dtype: str, precision: str, soc: SoC, scalar_inputs=froz
             raise GraphError(f"output {name} = {node!r} is one value per row (shape (N, 1)); return it broadcast "
                              "over the row (e.g. x * 0 + it) or compute it on the host")
         v = low.value(node)
+        if v.kind == "rowvec" and row_outputs:  # perf's one-reduction kernels write their row values broadcast
+            v = low.emit("bcast", v.dtype, (v,), kind="tile")
         if v.kind != "tile":
             raise GraphError(f"output {name} is one value per row (a reduction); return it broadcast, e.g. x * 0 + "
                              f"{node!r}, or compute it on the host")
@@ -542,7 +559,7 @@ def _plan(program: Program) -> None:
         dst = ins.dst
         if not dst.buffer:
             same = [s for s in dying if s.dtype == dst.dtype and s.kind == dst.kind and s.buffer[:3] not in ("out", "bc:")]
-            if same and ins.op not in ("cast", "bcast", "padded", "select") and ins.kind == dst.kind:
+            if same and ins.op not in ("cast", "bcast", "padded", "select") and ins.kind in (dst.kind, "rowscalar"):
                 dst.buffer = same[0].buffer
                 dying.remove(same[0])
             elif dst.kind == "mask":
@@ -555,7 +572,8 @@ def _plan(program: Program) -> None:
                     dst.buffer = f"r{row_slots}"
                     row_slots += 1
             else:
-                pick = next((f for f in free if f[0].startswith("t") or f[1] == dst.dtype), None)
+                # Compare's operands (padded) need a slot: only slots span whole 256 B repeats in a row tile
+                pick = next((f for f in free if f[0].startswith("t") or f[1] == dst.dtype and ins.op != "padded"), None)
                 if pick is not None:
                     free.remove(pick)
                     dst.buffer = pick[0]

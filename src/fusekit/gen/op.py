@@ -214,7 +214,8 @@ class GeneratedOp:
             arrays: the tensor inputs in signature order (numpy arrays; see module doc for shapes).
             soc: SoC name (default Ascend910B1). core_num: most AIV cores. buffer_num: BUFFER_NUM (1..8).
             precision: "native" or "fp32" (default native, fp32 for bfloat16).
-            tile_length: force TILE_LENGTH (elements, multiple of 512 B of the narrowest GM dtype).
+            tile_length: force TILE_LENGTH (elements, multiple of 512 B of the narrowest GM dtype); in a
+                row-tiled kernel, TILE_ROWS (rows per tile).
             dtype: the floating dtype when no input carries it (all inputs have fixed dtypes).
             kwargs: the operator's float attributes by name, then launch options of
                 ``fusekit.asc.launch`` (strict, executor, sample_cores, overflow, auto_sync).
@@ -236,7 +237,8 @@ class GeneratedOp:
         for k in scalar_inputs:
             values[k] = float(np.asarray(named[k]).reshape(-1)[0].astype(np.float64))
         if program.rows:
-            return self._run_rows(var, named, values, shape, spec, dt, precision, core_num, buffer_num, launcher, kwargs)
+            return self._run_rows(var, named, values, shape, spec, dt, precision, core_num, buffer_num, launcher, kwargs,
+                                  tile_length)
         n = int(np.prod(shape, dtype=np.int64))
         gm = program.gm_dtypes
         tensors = [k for k in program.inputs]
@@ -308,8 +310,10 @@ class GeneratedOp:
         self.run(*arrays, soc=soc, launcher=launcher, **kwargs)
         return reports
 
-    def _run_rows(self, var, named, values, shape, spec, dt, precision, core_num, buffer_num, launcher, kwargs):
-        """Row tiling (see fusekit.gen.device): rows over cores, TILE_ROWS rows per UB tile."""
+    def _run_rows(self, var, named, values, shape, spec, dt, precision, core_num, buffer_num, launcher, kwargs,
+                  tile_rows=None):
+        """Row tiling (see fusekit.gen.device): rows over cores, TILE_ROWS rows per UB tile (``tile_rows``
+        forces it: run's ``tile_length`` counts rows in a row-tiled kernel)."""
         from fusekit.asc.basic.vec_reduce import tmp_elements
 
         program = var.program
@@ -340,6 +344,9 @@ class GeneratedOp:
         rtmp = max([tmp_elements(op, spec.arch, csize, repeats, True, False) for op in program.reductions] + [0])
         rtmp = -(-max(rtmp, 1) * csize // 32) * 32 // csize
         fixed = row_pad * max([size[k] for k in bcs] + [0]) + rtmp * csize + 32 * buffer_num * len(cols)
+        if program.mask_slots:  # where: slots rounded up to 256 elements, bit masks of 1/8 B per element
+            per_row += program.mask_slots * row_pad // 8
+            fixed += program.slots * program.slot_bytes * 255 + 64 * program.mask_slots
         fit = min(4095, (spec.ub_tiling_bytes - fixed) // per_row) if per_row else 4095
         if width and fit < 1:
             per_element = per_row // row_pad + max([size[k] for k in bcs] + [0])
@@ -358,7 +365,10 @@ class GeneratedOp:
         block = min(-(-block // step) * step, nrows)
         block_dim = -(-nrows // block) if nrows else 0
         last = nrows - (block_dim - 1) * block if nrows else 0
-        tile_rows = max(1, min(fit, block)) if nrows else 1
+        if tile_rows is not None and not 1 <= tile_rows <= fit:
+            raise ValueError(f"{self.name}: tile_length={tile_rows} rows per tile must be in [1, {fit}] (the most that "
+                             f"fit {spec.name}'s UB with BUFFER_NUM={buffer_num})")
+        tile_rows = max(1, min(fit if tile_rows is None else tile_rows, block)) if nrows else 1
         plan = tiling.TilingData(nrows, block_dim, block, tile_rows, block // tile_rows, block % tile_rows, last,
                                  last // tile_rows, last % tile_rows, buffer_num, per_row * tile_rows + fixed)
 
@@ -460,8 +470,10 @@ class GeneratedOp:
         return [{"op": self.op_type, "language": "cpp",
                  "input_desc": [desc(n.name) for n in self.graph.inputs],
                  "output_desc": [desc(n) for n in self.graph.output_names],
-                 "attr": [{"name": a.name, "param_type": "required" if self.graph.defaults[a.name] is None
-                           else "optional", "type": "float"} for a in self.graph.attrs]}]
+                 "attr": [{"name": a.name, "param_type": "required", "type": "float"}
+                          if self.graph.defaults[a.name] is None else
+                          {"name": a.name, "param_type": "optional", "type": "float",
+                           "default_value": self.graph.defaults[a.name]} for a in self.graph.attrs]}]
 
     def write(self, out_dir, dtype: str = "float16", precision: str = "native", soc=None) -> list:
         """Write ``op_info.json`` and ``kernel.py`` (the variant's source) to ``out_dir``; returns the paths."""

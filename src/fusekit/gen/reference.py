@@ -70,7 +70,8 @@ def run_program(program: Program, arrays: dict, values: dict, mode: str, arch: s
     (C,) inputs broadcast) and scalar ``values`` (name -> float: attrs, 0-d inputs, inv_row); returns
     {output name: array}."""
     env = {id(v): arrays[name] for name, v in program.inputs.items()}
-    shape = next(iter(arrays.values())).shape if arrays else (0,)
+    # the tile shape: a full input's ([N, C] in a row program; not an (N, 1) input's N values)
+    shape = max((np.shape(a) for a in arrays.values()), key=len) if arrays else (0,)
     for name, v in program.broadcast.items():
         row = np.asarray(arrays[name])
         dt = _np(v.dtype)
@@ -92,6 +93,9 @@ def run_program(program: Program, arrays: dict, values: dict, mode: str, arch: s
                 out = row_sum(np.asarray(src[0], dt), arch, mode)
             elif ins.op in ("reduce_max", "reduce_min"):
                 out = _row_extreme(np.asarray(src[0], dt), ins.op == "reduce_max")
+            elif ins.op in ("rows_muls", "rows_adds"):  # each row with its row value, rounded once
+                row = np.asarray(src[1]).reshape(-1)[:, None]
+                out = src[0] * row if ins.op == "rows_muls" else src[0] + row
             elif ins.op == "bcast":  # a row value (or an (N, 1) input's) duplicated over its row
                 out = np.broadcast_to(np.asarray(src[0]).reshape(-1)[:, None], shape)
             elif ins.op == "cast":

@@ -130,15 +130,7 @@ def kernel_source(name: str, program: Program, *, expression: str, variant: str)
     for ins in program.instrs:
         dst = names.ub(ins.dst)
         srcs = [names.ub(s) for s in ins.srcs]
-        if ins.op == "padded":  # zero lanes up to a whole repeat for Compare, then the n elements
-            w(f"    asc.duplicate({dst}, 0.0, n_cmp)")
-            w(f"    asc.muls({dst}, {srcs[0]}, 1.0, n)")
-        elif ins.op == "compare":
-            w(f"    asc.compare({dst}, {srcs[0]}, {srcs[1]}, asc.CMPMODE.{ins.round}, n_cmp)")
-        elif ins.op == "select":
-            w(f"    asc.select({dst}, {srcs[0]}, {srcs[1]}, {srcs[2]}, asc.SelMode.VSEL_TENSOR_TENSOR_MODE, n)")
-        else:
-            w(_call(ins, dst, srcs, names, "n"))
+        w(_line(ins, dst, srcs, names, "n"))
     _hand_over_tiles(w, ins_, outs)
 
     # copy_out
@@ -228,8 +220,8 @@ def _check_launch(w, program: Program, scalars: list) -> None:
 
 
 def _scalar(s, names) -> str:
-    if s.name:
-        return ("-" if s.negate else "") + names.safe(s.name)
+    if s.name:  # a negated argument as a product: pyasc 1.1.1 does not trace unary minus on a scalar (exact)
+        return f"{names.safe(s.name)} * -1.0" if s.negate else names.safe(s.name)
     return s.text()
 
 
@@ -263,7 +255,9 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     rs = 32 // dtypes.as_dtype(cdt).sizeof()  # one 32 B block per row value
     scalars = [names.safe(s) for s in program.scalars]
     sc = "".join(f", {s}: float" for s in scalars)
-    work, rvals = program.slots > 0, program.row_slots > 0
+    work, rvals = program.slots > 0 or program.mask_slots > 0, program.row_slots > 0
+    # where: Compare covers whole 256 B repeats, so with masks every slot spans the tile rounded up to 256 elements
+    slot = "(TILE_ROWS * ROW_PAD + 255) // 256 * 256" if program.mask_slots else "TILE_ROWS * ROW_PAD"
     L = []
     w = L.append
     plan = ", ".join([f"{x} ({program.gm_dtypes[x]}, VECIN)" for x in ins_] +
@@ -303,6 +297,9 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     w(f"def compute(rows: int, ROW: int{sc}, {qs}{bc_params}{extra}, ROW_PAD: asc.ConstExpr[int], "
       "TILE_ROWS: asc.ConstExpr[int]):")
     w("    n = rows * ROW_PAD")
+    if program.mask_slots:
+        lanes = 256 // dtypes.as_dtype(program.compute).sizeof()
+        w(f"    n_cmp = (n + {lanes - 1}) // {lanes} * {lanes}  # Compare covers whole 256 B repeats")
     for x in ins_:
         w(f"    {x}_ub = q_{x}.deque({_dt(program.gm_dtypes[x])})")
     for x in outs:
@@ -312,8 +309,11 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
         if buf.startswith("r"):
             continue
         offset = int(buf[1:]) * program.slot_bytes // dtypes.as_dtype(dt).sizeof()
-        tail = f"[TILE_ROWS * ROW_PAD * {offset}:]" if offset else ""
+        tail = f"[({slot}) * {offset}:]" if offset else ""
         w(f"    {names.ub(Value(0, dt, buffer=buf))} = work.get({_dt(dt)}){tail}")
+    for k in range(program.mask_slots):  # bit masks after the slots: a slot's elements / 8 bytes each, 32 B-aligned
+        base = program.slots * program.slot_bytes
+        w(f"    m{k} = work.get(asc.uint8)[({slot}) * {base} + (({slot}) // 8 + 31) // 32 * 32 * {k}:]")
     for k in range(program.row_slots):
         w(f"    r{k} = rvals.get({_dt(cdt)})" + (f"[TILE_ROWS * {rs * k}:]" if k else ""))
 
@@ -331,8 +331,16 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
             w("    for r in range(rows):")
             step = "r" if ins.srcs[0].kind == "column" else f"r * {rs}"
             w(f"        asc.duplicate({dst}[r * ROW_PAD:], {srcs[0]}.get_value({step}), ROW_PAD)")
+        elif ins.kind == "rowscalar":
+            w("    asc.set_flag(asc.HardEvent.V_S, 0)  # the row values are read by the scalar unit")
+            w("    asc.wait_flag(asc.HardEvent.V_S, 0)")
+            w("    for r in range(rows):")
+            w(f"        asc.{ins.op[5:]}({dst}[r * ROW_PAD:], {srcs[0]}[r * ROW_PAD:], {srcs[1]}.get_value(r * {rs}), "
+              "ROW_PAD)")
+        elif ins.dst.kind == "rowvec":  # arithmetic on the row values: whole 32 B blocks, one per row
+            w(_line(ins, dst, srcs, names, f"rows * {rs}"))
         else:
-            w(_call(ins, dst, srcs, names, count))
+            w(_line(ins, dst, srcs, names, count))
     _hand_over_tiles(w, ins_, outs)
 
     params = ", ".join([f"{x}_gm: asc.GlobalTensor" for x in outs] + [f"q_{x}: asc.TQue" for x in outs])
@@ -387,7 +395,8 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
             w(f"    pipe.init_buffer(que=q_{x}, num=BUFFER_NUM, len=TILE_ROWS * ROW_PAD * {x}.dtype.sizeof())")
     if work:
         w("    work = asc.TBuf(asc.TPosition.VECCALC)")
-        w(f"    pipe.init_buffer(buf=work, num={program.slots * program.slot_bytes} * TILE_ROWS * ROW_PAD)")
+        masks = f" + (({slot}) // 8 + 31) // 32 * 32 * {program.mask_slots}" if program.mask_slots else ""
+        w(f"    pipe.init_buffer(buf=work, num={program.slots * program.slot_bytes} * ({slot}){masks})")
     if rvals:
         csize = dtypes.as_dtype(cdt).sizeof()
         w("    rvals = asc.TBuf(asc.TPosition.VECCALC)")
@@ -395,6 +404,8 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
         w("    rtmp_buf = asc.TBuf(asc.TPosition.VECCALC)")
         w(f"    pipe.init_buffer(buf=rtmp_buf, num=RTMP * {csize})")
         w(f"    rtmp = rtmp_buf.get({_dt(cdt)})")
+        w(f"    asc.duplicate(rvals.get({_dt(cdt)}), 0.0, TILE_ROWS * {rs * program.row_slots})  # lanes past each row "
+          "value: defined")
     if bcs:
         sizes = max(dtypes.as_dtype(program.gm_dtypes[x]).sizeof() for x in bcs)
         w("    # (ROW,) inputs: one row from GM, replicated over TILE_ROWS rows in UB, once per core")
@@ -427,6 +438,17 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     w("    if tail > 0:")
     w(f"        process_tile(full_tiles * TILE_ROWS, tail{tile_args})")
     return "\n".join(L) + "\n"
+
+
+def _line(ins, dst: str, srcs: list[str], names, count: str) -> str:
+    """The source line(s) of one tile instruction, where's Compare / Select included."""
+    if ins.op == "padded":  # zero lanes up to a whole repeat for Compare, then the n elements
+        return f"    asc.duplicate({dst}, 0.0, n_cmp)\n    asc.muls({dst}, {srcs[0]}, 1.0, {count})"
+    if ins.op == "compare":
+        return f"    asc.compare({dst}, {srcs[0]}, {srcs[1]}, asc.CMPMODE.{ins.round}, n_cmp)"
+    if ins.op == "select":
+        return f"    asc.select({dst}, {srcs[0]}, {srcs[1]}, {srcs[2]}, asc.SelMode.VSEL_TENSOR_TENSOR_MODE, {count})"
+    return _call(ins, dst, srcs, names, count)
 
 
 def _call(ins, dst: str, srcs: list[str], names, count: str) -> str:

@@ -30,7 +30,7 @@ import bisect
 from collections import defaultdict
 
 from fusekit.asc.trace import Access, Mem, Pipe, Trace
-from fusekit.hb import CoreOrder
+from fusekit.hb import CoreOrder, before_across
 
 from .findings import Finding
 
@@ -133,7 +133,7 @@ class _Check:
         """``a`` certainly finishes before ``b`` starts (hb on one core, sync_all epochs across cores)."""
         if a[0] == b[0]:
             return a[1] < b[1] and self.orders[a[0]].before(a[1], b[1])
-        return self.orders[a[0]].epoch[a[1]] < self.orders[b[0]].epoch[b[1]]
+        return before_across(self.orders, a, b)  # sync_all epochs and GM-flag waits (hb rules 5, 6)
 
     def _written_back_before(self, episode: _Episode, ref: tuple[int, int]) -> bool:
         return episode.end is not None and self._ordered((episode.core, episode.end), ref)

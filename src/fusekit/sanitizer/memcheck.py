@@ -16,7 +16,7 @@ from collections import defaultdict
 
 from fusekit.asc.runtime import KernelError
 from fusekit.asc.trace import Mem, Trace
-from fusekit.hb import CoreOrder
+from fusekit.hb import CoreOrder, before_across
 
 from .findings import Finding
 
@@ -111,6 +111,14 @@ def _overlap_finding(trace: Trace, core: int, a: str, b: str, uses: dict, shared
                    (first_a.where, first_b.where), (first_a.op, first_b.op), f"{a} / {b}")
 
 
+def _flag_ordered(orders: list[CoreOrder], a, b) -> bool:
+    """Two cores' whole-block writes ordered by a GM-flag wait (ib_wait, wait_pre_block: hb rule 6): the later one
+    rewrites the blocks on purpose (e.g. a block-ordered accumulation); a partial block could still be clobbered."""
+    whole = all(w.start % BLOCK == 0 and w.stop % BLOCK == 0 for i in (a, b) for w in i.writes if w.mem is Mem.GM)
+    return whole and (before_across(orders, (a.core, a.seq), (b.core, b.seq)) or
+                      before_across(orders, (b.core, b.seq), (a.core, a.seq)))
+
+
 def block_overlaps(trace: Trace, orders: list[CoreOrder]) -> list[Finding]:
     """Findings for 32-byte GM blocks written by two cores in the same sync_all epoch."""
     spans: dict[tuple[str, int], list] = defaultdict(list)  # (buffer, epoch) -> (first block, last block, core, instr)
@@ -128,7 +136,7 @@ def block_overlaps(trace: Trace, orders: list[CoreOrder]) -> list[Finding]:
         reach: dict[int, tuple] = {}  # core -> its interval reaching furthest so far
         for lo, hi, core, instr in items:
             other = max((r for c, r in reach.items() if c != core), key=lambda r: r[1], default=None)
-            if other is not None and other[1] >= lo:
+            if other is not None and other[1] >= lo and not _flag_ordered(orders, other[3], instr):
                 first = other[3]
                 key = (first.where, instr.where)
                 if key not in findings:

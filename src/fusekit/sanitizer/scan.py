@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from fusekit.asc.sync import HardEvent
 from fusekit.asc.trace import Access, Mem, Trace
-from fusekit.hb import CoreOrder
+from fusekit.hb import CoreOrder, before_across, program_order
 
 from .findings import Finding
 from .shadow import DEFINED, UNDEFINED, UNWRITTEN, Shadow
@@ -65,16 +65,9 @@ class _Scan:
     def _program(self):
         """(core, index) of every instruction, in an order consistent with happens-before: by
         sync_all epoch, then core, then program order."""
-        epochs = max((o.epoch[-1] for o in self.orders if o.epoch), default=0)
-        position = [0] * len(self.orders)
-        for epoch in range(epochs + 1):
-            for core, order in enumerate(self.orders):
-                i = position[core]
-                while i < len(order.epoch) and order.epoch[i] == epoch:
-                    if not order.hung[i]:  # behind a deadlocked wait: it never runs
-                        yield core, i
-                    i += 1
-                position[core] = i
+        for core, i in program_order(self.orders):  # GM-flag waits too (hb rule 6)
+            if not self.orders[core].hung[i]:  # behind a deadlocked wait: it never runs
+                yield core, i
 
     def _shadow(self, core: int, acc: Access) -> Shadow:
         key = ("UB", core) if acc.mem is Mem.UB else ("GM", acc.buffer)
@@ -87,14 +80,15 @@ class _Scan:
     def _ordered(self, a: tuple[int, int], b: tuple[int, int]) -> bool:
         if a[0] == b[0]:
             return a[1] == b[1] or self.orders[a[0]].before(a[1], b[1])
-        return self.orders[a[0]].epoch[a[1]] < self.orders[b[0]].epoch[b[1]]
+        return before_across(self.orders, a, b)
 
     def _read(self, me, acc: Access) -> None:
         for start, stop, seg in self._shadow(me[0], acc).covering(acc.start, acc.stop):
-            if seg.writer is not None and not self._ordered(seg.writer, me):
+            # an atomic store's read of GM (asc.atomic.gm_reads) commutes with atomic writes of its kind
+            if seg.writer is not None and not self._ordered(seg.writer, me) and not self._commutes(seg.writer, acc):
                 self._race("RAW", seg.writer, me, acc, start, stop)
             for w in seg.atomics:  # the other unordered atomic writes into these bytes
-                if not self._ordered(w, me):
+                if not self._ordered(w, me) and not self._commutes(w, acc):
                     self._race("RAW", w, me, acc, start, stop)
             if seg.state != DEFINED:
                 self._uninitialized(me, acc, seg, start, stop)
@@ -116,9 +110,13 @@ class _Scan:
                   and seg.writer != me and seg.tensor != _placement(acc.tensor)):
                 self._lost(seg.writer, me, acc, start, stop)
             for reader in seg.readers:
-                if reader != me and not self._ordered(reader, me):
+                if reader != me and not self._ordered(reader, me) and not self._commutes(reader, acc):
                     self._race("WAR", reader, me, acc, start, stop)
             seg.writer, seg.readers, seg.state, seg.tensor = me, [], state, _placement(acc.tensor)
+
+    def _commutes(self, ref, acc: Access) -> bool:
+        """Whether instruction ``ref`` and access ``acc`` are atomic GM accesses of one kind (no race)."""
+        return bool(acc.atomic) and self._atomic(ref) == acc.atomic
 
     def _atomic(self, ref) -> str:
         """The atomic kind (``Access.atomic``) of instruction ``ref``'s GM writes, "" if plain."""
@@ -175,6 +173,10 @@ class _Scan:
         if acc.mem is Mem.GM:
             kind, text = "uninitialized read", (f"reads output GM {acc.buffer} before any core wrote it: it holds "
                                                 "whatever was in memory; write it first or read an input")
+        elif seg.state == UNDEFINED and len(instrs) == 2 and instrs[0].op != "data_copy_pad":
+            # an asc.adv API's temporary space, or a source it may overwrite (is_reuse_source)
+            kind, text = "undefined read", (f"reads UB bytes of {acc.tensor} that {instrs[0].op} left undefined (its "
+                                            "temporary space, or a source it may use as scratch): write them first")
         elif seg.state == UNDEFINED:
             kind, text = "undefined pad read", (f"reads UB bytes of {acc.tensor} that data_copy_pad left undefined "
                                                 "(is_pad=False pads to 32 B with garbage): read only the copied "

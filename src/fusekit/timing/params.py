@@ -27,7 +27,10 @@ class TimingParams:
 
     Attributes (units in the names):
         clock_ghz: AI core clock.
-        launch_overhead_us: added once per kernel launch (task dispatch to the cores' first instruction).
+        launch_overhead_us / launch_per_core_us: a launch's head overhead is launch_overhead_us +
+            launch_per_core_us x block_dim (:meth:`launch_us`): task dispatch, core start, TLB misses
+            and the cores' first same-address reads, which grow with the core count (AD-G
+            设置合适的核数和算子Kernel类型.md); added once per launch.
         scalar_cycles_per_call: scalar-unit cycles to issue one API call (address arithmetic, dispatch).
         scalar_ub_access_cycles / scalar_gm_access_cycles: a get_value/set_value on UB / on GM.
         sync_cycles: a set/wait of a flag, a queue operation's flag, a pipe_barrier, on its pipe.
@@ -39,10 +42,17 @@ class TimingParams:
         mte_request_ns / mte_burst_ns: engine time per transfer instruction / per burst (row of a
             multi-burst copy) on top of its bytes; requests are pipelined, so the latency is not
             paid per transfer in series.
-        gm_bandwidth_gbps: the chip's GM (HBM/DDR) bandwidth, shared by every active transfer.
-        full_efficiency_bytes: transfers this large or larger use GM bandwidth fully.
-        small_transfer_efficiency: efficiency of a vanishingly small transfer; efficiency grows
-            linearly to 1 at ``full_efficiency_bytes``.
+        gm_bandwidth_gbps: the chip's GM (HBM/DDR) bandwidth, shared by every transfer in flight
+            that misses L2 (a read miss, a bypassing read or write, a write-back).
+        l2_bytes / l2_line_bytes: L2 capacity and its allocation granularity (0 = no L2 model).
+        l2_bandwidth_gbps: the chip's L2 bandwidth, shared by every transfer in flight that hits L2.
+        mte_l2_gbps: most one core's MTE moves from or to L2 (a hit is not bound by HBM latency).
+        gm_window_gbps / gm_window_bytes: cores reading the same ``gm_window_bytes`` window of a
+            GM buffer at the same time are served one after another at ``gm_window_gbps`` in all.
+        full_efficiency_bytes: bursts this large or larger get the best share of GM bandwidth.
+        small_transfer_efficiency / gm_peak_efficiency: share of ``gm_bandwidth_gbps`` a vanishingly
+            small burst / a burst of ``full_efficiency_bytes`` or more uses; linear in between.
+        bypass_small_efficiency: the small-burst share for a transfer that bypasses L2.
         misaligned_efficiency: factor for a GM address not aligned to ``gm_align_bytes``.
         gm_align_bytes: the GM alignment with full bandwidth.
         vector_throughput_table: data file (next to the SoC files) of documented elements per cycle
@@ -60,6 +70,7 @@ class TimingParams:
     soc: str
     clock_ghz: float
     launch_overhead_us: float
+    launch_per_core_us: float
     scalar_cycles_per_call: float
     scalar_ub_access_cycles: float
     scalar_gm_access_cycles: float
@@ -71,8 +82,16 @@ class TimingParams:
     mte_request_ns: float
     mte_burst_ns: float
     gm_bandwidth_gbps: float
+    l2_bytes: int
+    l2_line_bytes: int
+    l2_bandwidth_gbps: float
+    mte_l2_gbps: float
+    gm_window_gbps: float
+    gm_window_bytes: int
     full_efficiency_bytes: float
     small_transfer_efficiency: float
+    gm_peak_efficiency: float
+    bypass_small_efficiency: float
     misaligned_efficiency: float
     gm_align_bytes: int
     vector_throughput_table: str
@@ -87,14 +106,20 @@ class TimingParams:
         """Microseconds of ``cycles`` at the core clock."""
         return cycles / (self.clock_ghz * 1e3)
 
-    def transfer_efficiency(self, nbytes: int, gm_offset: int) -> float:
-        """Share of GM bandwidth a transfer of ``nbytes`` at byte ``gm_offset`` of its buffer uses.
+    def launch_us(self, cores: int) -> float:
+        """Head overhead (us) of one launch on ``cores`` cores."""
+        return self.launch_overhead_us + self.launch_per_core_us * max(1, cores)
 
-        GM buffers start 512 B aligned (the runtime's allocator does), so the offset's alignment is
-        the address's.
+    def transfer_efficiency(self, nbytes: int, gm_offset: int, bypass: bool = False) -> float:
+        """Share of GM bandwidth a transfer of ``nbytes`` bursts at byte ``gm_offset`` of its buffer uses.
+
+        ``bypass``: the transfer bypasses L2 (CACHE_MODE_DISABLE), so its small bursts start from
+        ``bypass_small_efficiency``. GM buffers start 512 B aligned (the runtime's allocator does), so
+        the offset's alignment is the address's.
         """
         ramp = min(1.0, nbytes / self.full_efficiency_bytes)
-        eff = self.small_transfer_efficiency + (1 - self.small_transfer_efficiency) * ramp
+        small = self.bypass_small_efficiency if bypass else self.small_transfer_efficiency
+        eff = small + (self.gm_peak_efficiency - small) * ramp
         return eff * (self.misaligned_efficiency if gm_offset % self.gm_align_bytes else 1.0)
 
 

@@ -17,6 +17,11 @@ Rules (PROF: msprof's op simulator shows the same per-pipe timeline):
   block length); a burst whose start is off the 512 B grid and touches one more 512 B segment than
   its length needs slows both the share and the engine by ``misaligned_efficiency``
   (``_alignment_factor``);
+- the share of a transfer's bytes served by L2 rather than HBM comes from each line's reuse distance
+  (:func:`l2_miss_share`; ``set_l2_cache_hint(CACHE_MODE_DISABLE)`` bypasses L2); HBM and L2
+  bandwidths are shared separately (:class:`_Transfers`); cores reading the same GM window at the
+  same time share that window's rate (:func:`window_sharers`);
+- a launch adds a head overhead growing with its core count (``TimingParams.launch_us``);
 - a wait ends no earlier than the set it pairs with;
 - ``sync_all`` waits for every earlier instruction of its core and ends when every core has reached it.
 
@@ -32,6 +37,8 @@ import heapq
 import math
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from fusekit.asc.trace import Instr, Mem, Pipe, SyncKind, Trace
 from fusekit.hb import PIPE_INDEX, core_order
@@ -92,7 +99,13 @@ def schedule(trace: Trace, params: TimingParams) -> LaunchSchedule:
         groups[_shape(instrs)].append(core)
     transfers = _Transfers(params)
     barrier = _Barrier(len(groups), params)
-    sims = [_CoreSim(streams[members[0]], params, len(members), transfers, barrier) for members in groups.values()]
+    sims = []
+    for members in groups.values():
+        stream = streams[members[0]]
+        real = [streams[c] for c in members if c not in trace.stand_ins]  # stand-ins do other cores' data
+        sharers = window_sharers(real, params) if len(real) > 1 and params.gm_window_gbps else None
+        sims.append(_CoreSim(stream, params, len(members), transfers, barrier, l2_miss_share(stream, params,
+                                                                                             trace.block_dim), sharers))
     for sim in sims:
         sim.begin()
     transfers.run()
@@ -101,7 +114,103 @@ def schedule(trace: Trace, params: TimingParams) -> LaunchSchedule:
         result = sim.result()
         for core in members:
             schedules[core] = result
-    return LaunchSchedule(trace, schedules, params.launch_overhead_us)
+    return LaunchSchedule(trace, schedules, params.launch_us(trace.block_dim))
+
+
+def _bypasses(hint: str, write: bool) -> bool:
+    """Whether an access with L2 hint ``hint`` (``Access.l2``) bypasses L2 (CACHE_MODE_DISABLE for its direction)."""
+    if not hint.startswith("CACHE_MODE_DISABLE"):
+        return False  # NORMAL; LAST and PERSISTENT allocate like NORMAL (their replacement priority is not modelled)
+    rw = hint.rsplit("/", 1)[-1]
+    return rw == "RW" or rw == ("WRITE" if write else "READ")
+
+
+def l2_miss_share(instrs: list[Instr], p: TimingParams, cores: int) -> dict[int, float]:
+    """Share of each GM transfer's bytes that goes to HBM (the rest is served by L2), by program index.
+
+    L2 (``l2_bytes``, LRU, ``l2_line_bytes`` lines, empty at launch; AD data_copy README 优化点3):
+    - a read of a line allocated earlier hits when its reuse distance, the bytes this core allocated
+      since, times ``cores`` (every core streams its own data at the same pace, so the L2 holds all
+      cores' allocations) fits the capacity; otherwise, and on first touch, it misses (HBM);
+    - a write allocates its line (write-back, AD add_high_performance README: "z 写数据时会命中 L2
+      Cache"). A launch allocating A bytes (this core's, times ``cores``) into an L2 of C writes back
+      the share clip(A / C - 1, 0, 1) of every write within the launch: none when its data fits,
+      all from twice the capacity (the add study: with L2-allocating reads, A = 402 MB, case 4 runs
+      at the HBM time of the reads plus all writes; with bypassing reads, A = 134 MB, case 5 at
+      that of the reads alone; no published point lies in between, hence the linear ramp).
+    - an access whose GlobalTensor has ``CACHE_MODE_DISABLE`` for its direction bypasses L2: it
+      costs HBM and allocates nothing.
+    Reuse distance counts bytes allocated, not distinct bytes: exact for the streaming and
+    repeated-sweep patterns of the studies, an upper bound otherwise. Missing keys mean 1.0 (all HBM).
+    """
+    if not p.l2_bytes:
+        return {}
+    line = p.l2_line_bytes
+    firsts, counts, owner, write, alloc, buffers = [], [], [], [], [], {}
+    for i, instr in enumerate(instrs):
+        if instr.op not in DMA_OPS or not instr.nbytes:
+            continue
+        for accesses, is_write in ((instr.reads, False), (instr.writes, True)):
+            for acc in accesses:
+                if acc.mem is Mem.GM and acc.stop > acc.start:
+                    first = acc.start // line
+                    firsts.append((buffers.setdefault(acc.buffer, len(buffers)) << 44) + first)
+                    counts.append((acc.stop - 1) // line - first + 1)
+                    owner.append(i)
+                    write.append(is_write)
+                    alloc.append(not _bypasses(acc.l2, is_write))
+    if not firsts:
+        return {}
+    counts_a = np.asarray(counts, np.int64)
+    total = int(counts_a.sum())
+    starts = np.repeat(np.cumsum(counts_a) - counts_a, counts_a)
+    lines = np.repeat(np.asarray(firsts, np.int64), counts_a) + (np.arange(total, dtype=np.int64) - starts)
+    owner_l = np.repeat(np.asarray(owner, np.int64), counts_a)
+    write_l = np.repeat(np.asarray(write, bool), counts_a)
+    alloc_l = np.repeat(np.asarray(alloc, bool), counts_a)
+    hbm = ~alloc_l  # bypassing lines always cost HBM
+    allocated = np.flatnonzero(alloc_l)
+    if allocated.size:
+        ids = lines[allocated]
+        pos = np.arange(allocated.size, dtype=np.float64) * line * cores  # chip-wide bytes allocated before
+        order = np.argsort(ids, kind="stable")
+        sorted_ids, sorted_pos = ids[order], pos[order]
+        reuse = np.full(allocated.size, np.inf)
+        again = np.flatnonzero(sorted_ids[1:] == sorted_ids[:-1]) + 1
+        reuse[order[again]] = sorted_pos[again] - sorted_pos[again - 1]
+        is_write = write_l[allocated]
+        written_back = min(1.0, max(0.0, (pos[-1] + line * cores) / p.l2_bytes - 1))
+        hbm = hbm.astype(np.float64)
+        hbm[allocated] = np.where(is_write, written_back, reuse > p.l2_bytes)
+    per_instr = np.bincount(owner_l, minlength=len(instrs))
+    cost = np.bincount(owner_l, weights=hbm, minlength=len(instrs))
+    return {i: float(cost[i] / per_instr[i]) for i in set(owner)}
+
+
+def window_sharers(streams: list[list[Instr]], p: TimingParams) -> list[int] | None:
+    """For each instruction of ``streams[0]``: how many of these cores (same-shape, in lock step) read
+    the same ``gm_window_bytes`` window of the same GM buffer with it (AD-G
+    设置合适的核数和算子Kernel类型.md: cores accessing the same address at once conflict; AD data_copy
+    README 优化点4). None: no window shared.
+    """
+    rep = streams[0]
+    dma = [i for i, instr in enumerate(rep) if instr.op in DMA_OPS and instr.nbytes]
+
+    def key(instr: Instr):
+        for acc in instr.reads:
+            if acc.mem is Mem.GM:
+                return acc.buffer, acc.start // p.gm_window_bytes
+        return None
+
+    probe = dma[:8]  # cores that start their transfers in distinct windows are taken to stay apart (cheap)
+    if all(len({key(s[i]) for s in streams}) == len(streams) for i in probe):
+        return None
+    sharers = [1] * len(rep)
+    for i in dma:
+        mine = key(rep[i])
+        if mine is not None:
+            sharers[i] = sum(1 for s in streams if key(s[i]) == mine)
+    return sharers
 
 
 def _shape(instrs: list[Instr]) -> tuple:
@@ -151,8 +260,9 @@ class _CoreSim:
     """One core's instructions placed as soon as their issue slot and predecessors are known."""
 
     def __init__(self, instrs: list[Instr], params: TimingParams, weight: int, transfers: "_Transfers",
-                 barrier: "_Barrier"):
+                 barrier: "_Barrier", hbm_share: dict[int, float] | None = None, sharers: list[int] | None = None):
         self.instrs, self.p, self.weight = instrs, params, weight
+        self.hbm_share, self.sharers = hbm_share or {}, sharers
         self.transfers, self.barrier = transfers, barrier
         order = core_order(instrs)
         self.pipes = order.pipe
@@ -232,9 +342,11 @@ class _CoreSim:
         if instr.op in DMA_OPS and instr.pipe in (Pipe.MTE2, Pipe.MTE3) and instr.nbytes:
             bursts = [acc for acc in instr.reads + instr.writes if acc.mem is Mem.GM]
             misaligned = _alignment_factor(bursts, self.p)
-            efficiency = self.p.transfer_efficiency(instr.nbytes // max(1, len(bursts)), 0) * misaligned
-            self.transfers.add(self, i, start, instr.nbytes, efficiency, misaligned * _engine_factor(instr, bursts, self.p),
-                               self.weight)
+            bypass = any(_bypasses(acc.l2, acc in instr.writes) for acc in bursts)
+            efficiency = self.p.transfer_efficiency(instr.nbytes // max(1, len(bursts)), 0, bypass) * misaligned
+            factor = misaligned * _engine_factor(instr, bursts, self.p)
+            self.transfers.add(self, i, start, instr.nbytes, efficiency, factor, self.weight,
+                               self.hbm_share.get(i, 1.0), self.sharers[i] if self.sharers else 1)
         elif instr.sync is not None and instr.sync.kind is SyncKind.ALL:
             self.barrier.arrive(self, i, start)
         else:
@@ -332,27 +444,47 @@ def _per_repeat(ranges: tuple, repeats: int) -> list[list[int]]:
 
 
 class _Transfers:
-    """GM transfers in flight on all cores, sharing the GM bandwidth (processor sharing)."""
+    """GM transfers in flight on all cores, sharing the HBM and L2 bandwidths (processor sharing).
+
+    A transfer whose share ``f`` of bytes goes to HBM (:func:`l2_miss_share`) counts as ``f`` of a
+    sharer of the HBM bandwidth and ``1 - f`` of one of the L2 bandwidth; its rate is the harmonic mix
+    1 / (f / hbm rate + (1 - f) / L2 rate). HBM rate = min(engine x factor, HBM x efficiency /
+    HBM sharers); L2 rate = min(``mte_l2_gbps`` x factor, L2 / L2 sharers). ``k`` cores reading the
+    same window at once get at most ``gm_window_gbps`` / k each (:func:`window_sharers`).
+    """
 
     def __init__(self, params: TimingParams):
         self.p = params
-        self.pending: list = []   # (begin us, seq, sim, index, bytes, efficiency, engine factor, weight)
-        self.active: list = []    # [remaining bytes, sim, index, efficiency, weight, begin, engine factor]
+        self.pending: list = []   # (begin us, seq, sim, index, bytes, efficiency, engine factor, weight, f, k)
+        self.active: list = []    # [remaining bytes, sim, index, efficiency, weight, begin, engine factor, f, k]
         self.now = 0.0
         self.seq = 0
 
     def add(self, sim: _CoreSim, i: int, begin: float, nbytes: int, efficiency: float, engine_factor: float,
-            weight: int) -> None:
-        heapq.heappush(self.pending, (begin, self.seq, sim, i, nbytes, efficiency, engine_factor, weight))
+            weight: int, hbm_share: float = 1.0, sharers: int = 1) -> None:
+        heapq.heappush(self.pending, (begin, self.seq, sim, i, nbytes, efficiency, engine_factor, weight, hbm_share,
+                                      sharers))
         self.seq += 1
 
     def run(self) -> None:
-        engine = self.p.mte_engine_gbps * 1e3  # bytes per microsecond
-        total = self.p.gm_bandwidth_gbps * 1e3
+        p = self.p
+        engine, l2_engine = p.mte_engine_gbps * 1e3, p.mte_l2_gbps * 1e3  # bytes per microsecond
+        total, l2_total, window = p.gm_bandwidth_gbps * 1e3, p.l2_bandwidth_gbps * 1e3, p.gm_window_gbps * 1e3
+        inf = math.inf
         while self.pending or self.active:
-            sharers = sum(a[4] for a in self.active)
-            rates = [min(engine * a[6], total * a[3] / sharers) for a in self.active]
-            step = min((a[0] / r for a, r in zip(self.active, rates)), default=math.inf)
+            hbm_load = sum(a[4] * a[7] for a in self.active)
+            l2_load = sum(a[4] * (1 - a[7]) for a in self.active)
+            rates = []
+            for a in self.active:
+                f = a[7]
+                t = f / min(engine * a[6], total * a[3] / hbm_load) if f else 0.0
+                if f < 1:
+                    t += (1 - f) / min(l2_engine * a[6], l2_total / l2_load)
+                r = 1 / t
+                if a[8] > 1:
+                    r = min(r, window / a[8])
+                rates.append(r)
+            step = min((a[0] / r for a, r in zip(self.active, rates)), default=inf)
             if self.pending:
                 step = min(step, max(0.0, self.pending[0][0] - self.now))
             for a, r in zip(self.active, rates):
@@ -361,11 +493,11 @@ class _Transfers:
             finished = [a for a in self.active if a[0] <= 1e-9]
             self.active = [a for a in self.active if a[0] > 1e-9]
             while self.pending and self.pending[0][0] <= self.now + 1e-12:
-                begin, _, sim, i, nbytes, efficiency, factor, weight = heapq.heappop(self.pending)
-                self.active.append([float(nbytes), sim, i, efficiency, weight, begin, factor])
-            latency = self.p.mte_latency_ns / 1e3
-            for _, sim, i, _, _, begin, _ in finished:
-                sim.done(i, self.now, self.now - begin, latency)
+                begin, _, sim, i, nbytes, efficiency, factor, weight, f, k = heapq.heappop(self.pending)
+                self.active.append([float(nbytes), sim, i, efficiency, weight, begin, factor, f, k])
+            latency = p.mte_latency_ns / 1e3
+            for a in finished:
+                a[1].done(a[2], self.now, self.now - a[5], latency)
 
 
 class _Barrier:

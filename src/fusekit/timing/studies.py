@@ -11,7 +11,9 @@ Each case carries the published figure, its source and whether the SoC params we
 - ``data_copy``: ``.../04_memory_access/data_copy/`` (README.md "GM 到 UB" tables, data_copy_ub.h):
   a 12288 x 12288 (or 12287) half matrix read GM -> UB with ``DataCopyPad`` by 48 AIV cores, one
   hand-placed UB buffer, no compute; the figure is msprof's Task Duration.
-- ``add_high_performance``: ``.../00_vector_compute/add_high_performance/README.md``.
+- ``add_high_performance``: ``.../00_vector_compute/add_high_performance/`` (README.md tables, add.asc):
+  z = x + y on 8192 x 8192 half, hand-placed UB buffers and flags, cases 1-5 (case 5 sets
+  ``set_l2_cache_hint(CACHE_MODE_DISABLE)`` on x and y).
 - the seed article's fused / unfused ratio at 256K float16 (3p).
 """
 
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fusekit import asc
-from fusekit.asc.trace import SyncKind
+from fusekit.asc.trace import SyncKind, Trace
 
 from . import NO_VALUES, load, predict, workloads
 from .schedule import schedule, vector_cycles
@@ -128,9 +130,11 @@ COPY_SCENARIOS = {
     8: (6144, 512, 128, 64, FULL_OFFSET, 328.88, 307.38),
 }
 COPY_CORES = 48
-# their aiv_mte2_time (not the Task Duration shown) fixes mte_request_ns, mte_burst_ns and mte_engine_gbps
-# together with the single-core add row (closed form: see the params file)
-COPY_FITTED: dict[int, str] = {1: "mte_request_ns, mte_burst_ns: aiv_mte2_time", 2: "mte_request_ns, mte_burst_ns: aiv_mte2_time"}
+# 1 and 2: their aiv_mte2_time (not the Task Duration shown) fixes mte_request_ns, mte_burst_ns and
+# mte_engine_gbps together with add case 1 (closed form); 3, 7, 8: their Task Duration (benchmarks/calibrate_timing.py)
+COPY_FITTED: dict[int, str] = {1: "mte_request_ns, mte_burst_ns: aiv_mte2_time",
+                               2: "mte_request_ns, mte_burst_ns: aiv_mte2_time", 3: "small_transfer_efficiency",
+                               7: "gm_window_gbps", 8: "bypass_small_efficiency"}
 
 
 @asc.jit
@@ -162,9 +166,8 @@ def data_copy_kernel(src: asc.GlobalAddress, M: asc.ConstExpr[int], N: asc.Const
                         params = asc.DataCopyExtParams(TILE_M, TILE_N * 2, (N - TILE_N) * 2, 0)
                         asc.data_copy_pad(ub, gm[m_idx * N + n_start + n_block * TILE_N:], params,
                                           asc.DataCopyPadExtParams(asc.float16))
-    else:  # every core reads the whole matrix, in the same order or rotated by core
-        # the study first calls gm.set_l2_cache_hint(asc.CacheMode.CACHE_MODE_DISABLE) (pyasc has it);
-        # fusekit does not simulate it yet, and the model has no L2 to disable
+    else:  # every core reads the whole matrix, in the same order or rotated by core, bypassing L2
+        gm.set_l2_cache_hint(asc.CacheMode.CACHE_MODE_DISABLE)
         for m_block in range(M // single_m):
             group = (m_block // cores) * cores
             cur = group + (m_block + block) % cores if MODE == FULL_OFFSET else m_block
@@ -177,13 +180,21 @@ def data_copy_kernel(src: asc.GlobalAddress, M: asc.ConstExpr[int], N: asc.Const
     asc.pipe_barrier(asc.PipeID.PIPE_ALL)
 
 
-def data_copy_us(scenario: int, soc: str = "Ascend910B1") -> float:
-    """Predicted Task Duration (us) of one GM -> UB scenario on 48 cores."""
+def data_copy_trace(scenario: int, soc: str = "Ascend910B1"):
+    """The Trace of one GM -> UB scenario on 48 cores (no values computed).
+
+    Scenarios 1-6 record two cores (every core copies its own rows alike); 7 and 8 record all 48,
+    whose GM addresses decide the same-window contention.
+    """
     m, n, tile_m, tile_n, mode, *_ = COPY_SCENARIOS[scenario]
     data = np.zeros(m * n, np.float16)
-    trace = asc.launch(data_copy_kernel, COPY_CORES, (data, m, n, tile_m, tile_n, mode), soc=soc, executor=NO_VALUES,
-                       sample_cores=True).trace
-    return predict([trace], soc).kernel_time_us
+    return asc.launch(data_copy_kernel, COPY_CORES, (data, m, n, tile_m, tile_n, mode), soc=soc, executor=NO_VALUES,
+                      sample_cores=mode not in (FULL_SAME, FULL_OFFSET)).trace
+
+
+def data_copy_us(scenario: int, soc: str = "Ascend910B1") -> float:
+    """Predicted Task Duration (us) of one GM -> UB scenario on 48 cores."""
+    return predict([data_copy_trace(scenario, soc)], soc).kernel_time_us
 
 
 def copy_cases() -> list[tuple[Case, float]]:
@@ -239,28 +250,108 @@ def throughput_cases(soc: str = "Ascend910B1") -> list[tuple[Case, float]]:
 
 
 # --- add_high_performance and the seed article ------------------------------------------------
-def add_cases(soc: str = "Ascend910B1") -> list[tuple[Case, float]]:
-    """The add study's single-core and 48-core rows and the article's ratio (all fitted: see calibrate_timing)."""
-    params = load(soc)
-    n, tile = 8192 * 8192, 4096
-    single = workloads.add(n, core_num=1, tile_length=tile)
-    multi = workloads.add(n, core_num=48, tile_length=tile)
-    sched = schedule(single[0], params)
+ADD_N = 8192 * 8192
+ADD_MAX_LEN = 16384  # add.asc MAX_DATA_COPY_LEN on A2: six 32 KB UB buffers (x, y, z ping and pong)
+# case -> (cores, dataCopyLen, double-buffered, x and y read with CACHE_MODE_DISABLE, published Task Duration us)
+# (README "Atlas A2 性能数据对比" table; add.asc Process for cases 1-3, ProcessDoubleBuffer for 4,
+# ProcessDoubleBufferL2Bypass for 5)
+ADD_CASES = {1: (1, 4096, False, False, 6909.6), 2: (48, 4096, False, False, 306.58),
+             3: (48, 16384, False, False, 268.5), 4: (48, 16384, True, False, 264.02),
+             5: (48, 16384, True, True, 187.68)}
+ADD_MTE2_US = 6208.762  # case 1 aiv_mte2_time
+ADD_MTE2_RATIO = 0.873  # case 1 aiv_mte2_ratio as published (6208.762 / 6909.14 = 0.899)
+ADD_FITTED = {1: "mte_latency_ns; its aiv_mte2_time fixes the engine with data_copy 1, 2", 5: "gm_peak_efficiency"}
+ARTICLE_N, ARTICLE_RATIO = 256 * 1024, 1.8
+
+
+@asc.jit
+def add_study_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, z: asc.GlobalAddress, M: asc.ConstExpr[int],
+                     N: asc.ConstExpr[int], LEN: asc.ConstExpr[int], DOUBLE: asc.ConstExpr[bool],
+                     BYPASS: asc.ConstExpr[bool]):
+    """add.asc's KernelAdd (Init, Process / ProcessDoubleBuffer[L2Bypass]) in pyasc syntax: z = x + y, half,
+    rows split over the cores, hand-placed UB buffers synchronised with flags."""
+    cores, block = asc.get_block_num(), asc.get_block_idx()
+    base, rem = M // cores, M % cores
+    rows = base + 1 if block < rem else base
+    start_m = block * rows if block < rem else rem * (base + 1) + (block - rem) * base
+    total = rows * N
+    xg, yg, zg = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
+    xg.set_global_buffer(x + start_m * N, total)
+    yg.set_global_buffer(y + start_m * N, total)
+    zg.set_global_buffer(z + start_m * N, total)
+    if BYPASS:
+        xg.set_l2_cache_hint(asc.CacheMode.CACHE_MODE_DISABLE)
+        yg.set_l2_cache_hint(asc.CacheMode.CACHE_MODE_DISABLE)
+    size = ADD_MAX_LEN * 2
+    ub = [asc.LocalTensor(asc.float16, asc.TPosition.VECCALC, k * size, ADD_MAX_LEN) for k in range(6)]
+    blocks = (total + LEN - 1) // LEN
+    if DOUBLE:
+        for event in (0, 1):
+            asc.set_flag(asc.HardEvent.V_MTE2, event)
+            asc.set_flag(asc.HardEvent.MTE3_V, event)
+    for i in range(blocks):
+        start = i * LEN
+        cur = min(LEN, total - start)
+        event = i % 2 if DOUBLE else 0
+        x_l, y_l, z_l = ub[3 * event:3 * event + 3]
+        if DOUBLE or i:
+            asc.wait_flag(asc.HardEvent.V_MTE2, event)
+        asc.data_copy(x_l, xg[start:], cur)
+        asc.data_copy(y_l, yg[start:], cur)
+        asc.set_flag(asc.HardEvent.MTE2_V, event)
+        asc.wait_flag(asc.HardEvent.MTE2_V, event)
+        if DOUBLE or i:
+            asc.wait_flag(asc.HardEvent.MTE3_V, event)
+        asc.add(z_l, x_l, y_l, cur)
+        if DOUBLE or i != blocks - 1:
+            asc.set_flag(asc.HardEvent.V_MTE2, event)
+        asc.set_flag(asc.HardEvent.V_MTE3, event)
+        asc.wait_flag(asc.HardEvent.V_MTE3, event)
+        asc.data_copy(zg[start:], z_l, cur)
+        if DOUBLE or i != blocks - 1:
+            asc.set_flag(asc.HardEvent.MTE3_V, event)
+    if DOUBLE:
+        for event in (0, 1):
+            asc.wait_flag(asc.HardEvent.V_MTE2, event)
+            asc.wait_flag(asc.HardEvent.MTE3_V, event)
+
+
+def add_trace(case: int, soc: str = "Ascend910B1") -> Trace:
+    """The Trace of one add study case (48-core cases: two cores recorded, the others do core 0's work)."""
+    cores, length, double, bypass, _ = ADD_CASES[case]
+    data = np.zeros(ADD_N, np.float16)
+    return asc.launch(add_study_kernel, cores, (data, data.copy(), data.copy(), 8192, 8192, length, double, bypass),
+                      soc=soc, executor=NO_VALUES, sample_cores=True).trace
+
+
+def mte2_ratio(sched) -> float:
+    """aiv_mte2_ratio of core 0: MTE2 busy time over the core's time."""
     core = sched.cores[0]
-    mte2 = sum(b for pipe, b in zip(core.pipes, core.busy) if pipe == 2) / core.finish_us
-    ratio = predict(workloads.unfused(256 * 1024), soc).kernel_time_us / predict(workloads.fused(256 * 1024),
-                                                                                 soc).kernel_time_us
-    return [
-        (Case("add_high_performance", "Add 8192x8192 half, 1 core, 8 KB copies", 6909.6, "us", ADD,
-              "fitted (mte_latency_ns)"), sched.time_us),
-        (Case("add_high_performance", "the same, aiv_mte2_ratio", 0.873, "ratio", ADD,
-              "validated"), mte2),
-        (Case("add_high_performance", "Add 8192x8192 half, 48 cores, 8 KB copies", 306.58, "us", ADD,
-              "fitted (small_transfer_efficiency)"), predict(multi, soc).kernel_time_us),
-        (Case("seed article", "unfused Add+Muls / FusedAddScale, 256K half", 1.8, "ratio",
-              "seed article, section 1.1 (3p)",
-              "fitted (launch_overhead_us)"), ratio),
-    ]
+    return sum(b for pipe, b in zip(core.pipes, core.busy) if pipe == 2) / core.finish_us
+
+
+def article_ratio(soc: str = "Ascend910B1") -> float:
+    """Predicted unfused Add + Muls over FusedAddScale at 256K float16, default settings (launch overheads included)."""
+    return (predict(workloads.unfused(ARTICLE_N, soc=soc), soc).kernel_time_us
+            / predict(workloads.fused(ARTICLE_N, soc=soc), soc).kernel_time_us)
+
+
+def add_cases(soc: str = "Ascend910B1") -> list[tuple[Case, float]]:
+    """The add study's cases 1-5, case 1's aiv_mte2_ratio and the seed article's ratio."""
+    params = load(soc)
+    rows = []
+    for case, (cores, length, double, bypass, published) in ADD_CASES.items():
+        sched = schedule(add_trace(case, soc), params)
+        role = f"fitted ({ADD_FITTED[case]})" if case in ADD_FITTED else "validated"
+        label = (f"case {case}: Add 8192x8192 half, {cores} core{'s' if cores > 1 else ''}, {length * 2 // 1024} KB "
+                 f"copies{', double buffer' if double else ''}{', reads bypass L2' if bypass else ''}")
+        rows.append((Case("add_high_performance", label, published, "us", ADD, role), sched.time_us))
+        if case == 1:
+            rows.append((Case("add_high_performance", "case 1, aiv_mte2_ratio", ADD_MTE2_RATIO, "ratio", ADD,
+                              "validated"), mte2_ratio(sched)))
+    rows.append((Case("seed article", "unfused Add+Muls / FusedAddScale, 256K half", ARTICLE_RATIO, "ratio",
+                      "seed article, section 1.1 (3p)", "validated"), article_ratio(soc)))
+    return rows
 
 
 STUDIES = {"bank_conflict_ub": bank_cases, "throughput": throughput_cases, "add": add_cases, "data_copy": copy_cases}

@@ -67,13 +67,22 @@ def tune(n: int, dtype="float16", *, soc=None, precision: str | None = None, pro
                 progress()
         return tried[plan]
 
-    default = plan_of(spec.vector_cores, 2, None)
-    config = {"cores": spec.vector_cores, "buffer_num": 2, "tile": default.tile_length}
+    return descend(plan_of, time_of, lambda config, plan: _candidates(spec, dt, config, plan), spec.vector_cores, tried)
+
+
+def descend(plan_of, time_of, candidates, cores: int, tried: dict) -> TuneResult:
+    """The coordinate descent of the module doc from the default (``cores``, BUFFER_NUM 2, the default tile).
+
+    ``plan_of(cores, buffer_num, tile)`` gives a TilingData (None: does not fit), ``time_of(plan)`` its
+    predicted us (recorded in ``tried``), ``candidates(config, plan)`` {knob: values}. Also used by
+    ``fusekit.gen.tune`` for generated operators."""
+    default = plan_of(cores, 2, None)
+    config = {"cores": cores, "buffer_num": 2, "tile": default.tile_length}
     best, best_us = default, time_of(default)
     improved = True
     while improved:
         improved = False
-        for knob, values in _candidates(spec, dt, config, best).items():
+        for knob, values in candidates(config, best).items():
             for value in values:
                 trial = dict(config, **{knob: value})
                 plan = plan_of(trial["cores"], trial["buffer_num"], trial["tile"])

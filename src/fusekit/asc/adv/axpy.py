@@ -9,12 +9,13 @@ axpy_common_impl.h, AxpyImpl / AxpyIntrinsicsImpl):
 - half src, half dst: src and dst cast to float (exact), ``Muls`` in float (one rounding), ``Add`` in float (one
   rounding), cast back to half (round to nearest even);
 - half src, float dst: src cast to float, ``Muls`` in float, ``Add`` into dst in float.
-The half paths stage float copies in sharedTmpBuffer: ``stackSize`` = its float capacity (halved when dst is half)
-floored to 32 B; it must not be 0 (CheckTmpBufferSize), so temp_buffer needs >= 64 B (half dst) or >= 32 B (float
-dst). These values are bit-exact with that sequence (no tolerance), apart from the overflow mode.
+The half paths stage float copies in sharedTmpBuffer; it must hold at least GetAxpyMaxMinTmpSize's minimum for a
+half source, 4 x 256 B (asc-devkit impl/adv_api/tiling/math/axpy_tiling_impl.cpp, AXPY_HALF_CALC_PROC 4). These
+values are bit-exact with that sequence (no tolerance), apart from the overflow mode.
 
-Trace: one PIPE_V record, cost "Axpy" (ASSUMPTION: the Cast / Muls / Add sequence is costed as one Axpy), reading
-src and dst, writing dst, temp_buffer written with undefined contents.
+Trace: one PIPE_V record, cost "Axpy", reading src and dst, writing dst, the temp_buffer bytes the API uses (at most
+the helper's max) written with undefined contents; ``repeats`` = 4 (half dst: Cast, Muls, Add, Cast) or 3 (float
+dst) passes of 256 B float repeats (ASSUMPTION: from the sequence above; no page gives a figure).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from .. import checks, overflow
 from ..basic.vec_ternary_scalar import axpy as _basic_axpy
 from ..runtime import current
 from ..trace import Pipe
-from .math import _count, _overlaps
+from .math import _count, _overlaps, temp_buffer_bytes
 
 _PAGE = "asc.language.adv.axpy.md / asc-devkit axpy_common_impl.h"
 _PAIRS = {("float16", "float16"), ("float32", "float32"), ("float16", "float32")}
@@ -36,7 +37,7 @@ def axpy(dst, src, scalar, count=None, temp_buffer=None, is_reuse_source=False) 
 
     dst, src: UB LocalTensors, (src, dst) in {(half, half), (float, float), (half, float)}, not overlapping;
     scalar: a Python number, converted to src's dtype; count: elements (None: all of src); temp_buffer: uint8 UB
-    LocalTensor (required for half src: >= 64 B with a half dst, >= 32 B with a float dst).
+    LocalTensor (required for a half src: >= 1024 B, GetAxpyMaxMinTmpSize's minimum).
 
     Raises:
         KernelError: another dtype pair, a missing or too small temp_buffer, overlap, count past a tensor.
@@ -57,17 +58,12 @@ def axpy(dst, src, scalar, count=None, temp_buffer=None, is_reuse_source=False) 
     if n and _overlaps(d, s):
         raise core.error(op, f"dst {dst.name} and src {src.name} overlap ({_PAGE}, 约束说明)", kind="partial-overlap",
                          **dst.describe(n))
-    need = 64 if dst.dtype.name == "float16" else 32
-    if temp_buffer is None or temp_buffer.dtype.name != "uint8" or temp_buffer.length < need:
-        got = "none" if temp_buffer is None else f"{temp_buffer.name}: {temp_buffer.length} x {temp_buffer.dtype.name}"
-        raise core.error(op, f"a half source needs a uint8 temp_buffer of at least {need} bytes (AxpySub stages float "
-                             f"copies there; stackSize 0 fails CheckTmpBufferSize, {_PAGE}); got {got}",
+    if temp_buffer is None:
+        raise core.error(op, f"a half source needs a uint8 temp_buffer (AxpySub stages float copies there, {_PAGE}; "
+                             "size: fusekit.asc.adv.max_min_tmp_size('axpy', count, 2)); got none",
                          kind="out-of-bounds")
-    checks.local_operands(core, op, temp_buffer)
-    tr = temp_buffer.span(core, op, temp_buffer.length)
-    if n and (_overlaps(tr, d) or _overlaps(tr, s)):
-        raise core.error(op, f"temp_buffer {temp_buffer.name} overlaps dst or src ({_PAGE}, 约束说明)",
-                         kind="partial-overlap", **temp_buffer.describe(temp_buffer.length))
+    undefined = temp_buffer_bytes(core, op, "Axpy", temp_buffer, n, src.dtype.sizeof(),
+                                  operands=[(dst, d), (src, s)], page=_PAGE)
     mode = overflow.mode_of(core)
     factor = np.float32(np.float16(scalar))  # the scalar is a half (U), cast to float for Muls
 
@@ -78,5 +74,6 @@ def axpy(dst, src, scalar, count=None, temp_buffer=None, is_reuse_source=False) 
             dst.array(n)[:] = overflow.apply(total, dst.dtype.np, mode)  # Cast to half (rint) / store float
 
     core.record(op, Pipe.V, reads=(src.access(*s), dst.access(*d)) if n else (),
-                writes=(dst.access(*d),) if n else (), undefined=(temp_buffer.access(*tr),),
-                count=n, nbytes=n * dst.dtype.sizeof(), dtype=dst.dtype.name, effect=effect, repeats=-(-n * 4 // 256), cost="Axpy")
+                writes=(dst.access(*d),) if n else (), undefined=undefined,
+                count=n, nbytes=n * dst.dtype.sizeof(), dtype=dst.dtype.name, effect=effect,
+                repeats=(4 if dst.dtype.name == "float16" else 3) * -(-n * 4 // 256), cost="Axpy")

@@ -9,7 +9,8 @@
 - families: :mod:`.vec_binary`, :mod:`.vec_binary_scalar`, :mod:`.vec_unary`, :mod:`.vec_duplicate`,
   :mod:`.vec_ternary_scalar`, :mod:`.vec_vconv`; shared numerics in :mod:`.arith` and :mod:`.rounding`.
 - data rearrangement: :mod:`.vec_gather` (gather, gatherb), :mod:`.vec_gather_mask`, :mod:`.vec_scatter`,
-  :mod:`.vec_brcb`, :mod:`.vec_copy`, :mod:`.vec_transpose`, :mod:`.proposal` (sort32, sort, mrg_sort).
+  :mod:`.vec_brcb`, :mod:`.vec_copy`, :mod:`.vec_transpose`, :mod:`.vec_5hd` (trans_data_to_5hd),
+  :mod:`.proposal` (sort32, sort, mrg_sort, get_sort_len / get_sort_offset).
 
 ``API`` maps each exported name to its object; ``fusekit.asc`` exports exactly these.
 How to add a family: ``/tmp/team/vector_framework.md``.
@@ -20,6 +21,7 @@ from . import (deq, mask, vec_binary, vec_binary_scalar, vec_duplicate, vec_tern
 from . import vec_cmpsel, vec_reduce  # noqa: F401,E402  (reductions; compare and select)
 from . import (proposal, vec_brcb, vec_copy, vec_gather, vec_gather_mask, vec_scatter,  # noqa: F401,E402
                vec_transpose)  # data rearrangement
+from . import vec_5hd, vec_bilinear  # noqa: F401,E402  (trans_data_to_5hd; bilinear_interpolation)
 from .iteration import BinaryRepeatParams, UnaryRepeatParams
 from .mask import MaskMode
 from .spec import API, REGISTRY, Spec, export

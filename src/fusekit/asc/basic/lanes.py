@@ -72,7 +72,10 @@ def merged_ranges(index: np.ndarray, size: int, base: int) -> tuple[tuple[int, i
     """Byte ranges of elements ``index`` (any order, repeats allowed), adjacent ones merged."""
     if index.size == 0:
         return ()
-    u = np.unique(index)
+    step = np.diff(index)
+    if (step == 1).all():  # one run (a count-form or whole-repeat walk): no sort needed
+        return ((int(index[0]) * size + base, (int(index[-1]) + 1) * size + base),)
+    u = index if (step > 0).all() else np.unique(index)
     breaks = np.flatnonzero(np.diff(u) != 1)
     starts = np.concatenate(([u[0]], u[breaks + 1])) * size + base
     stops = (np.concatenate((u[breaks], [u[-1]])) + 1) * size + base

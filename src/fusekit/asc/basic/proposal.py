@@ -321,6 +321,43 @@ def get_mrg_sort_result():
     return tuple(typed(c, dtypes.uint16) for c in counts)
 
 
+def _sort_units(op: str, value) -> int:
+    """``value * elements-of-float-per-sorted-element`` as a uint32, the way ``GetSortLen<float>`` /
+    ``GetSortOffset<float>`` compute it (pyasc OpProposal.td emits both with ``T = float``).
+
+    asc-devkit kernel_operator_proposal_intf_impl.h: on Atlas A2/A3 (``__NPU_ARCH__ == 2201``) a sorted
+    element is 8 B = 2 floats (``floatSortedDataSize``); elsewhere (310P, region proposals) a proposal is
+    8 floats (``regionProposalDataSize``). The page (高阶API/排序操作/GetSortLen.md) calls the result
+    bytes; the code returns a count of T elements, which is what kernels index LocalTensors with.
+    """
+    core = current(op)
+    n = typed(value, dtypes.uint32, f"asc.{op}({value!r})")  # pyasc materialises the argument as uint32
+    per = 2 if core.soc.arch == "2201" else 8
+    return typed((int(n) * per) & 0xFFFFFFFF, dtypes.uint32)  # uint32 arithmetic wraps
+
+
+@export
+def get_sort_len(elem_count):
+    """``GetSortLen<float>(elem_count)``: the size of ``elem_count`` sorted elements, in float elements
+    (2 per element on Atlas A2/A3, 8 per region proposal on 310P). A uint32 scalar; no instruction.
+
+    Raises:
+        KernelError: ``elem_count`` does not fit a uint32.
+    """
+    return _sort_units("get_sort_len", elem_count)
+
+
+@export
+def get_sort_offset(elem_offset):
+    """``GetSortOffset<float>(elem_offset)``: where sorted element ``elem_offset`` starts, in float
+    elements (same units as :func:`get_sort_len`). A uint32 scalar; no instruction.
+
+    Raises:
+        KernelError: ``elem_offset`` does not fit a uint32.
+    """
+    return _sort_units("get_sort_offset", elem_offset)
+
+
 # --------------------------------------------------------------------------------------------
 # Region Proposals (Atlas inference / 310P): ProposalConcat.md, ProposalExtract.md, RpSort16.md,
 # MrgSort4.md. A proposal is 8 elements of T: [x1, y1, x2, y2, score, label, reserved, reserved]

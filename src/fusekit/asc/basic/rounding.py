@@ -53,24 +53,38 @@ def integral(x: np.ndarray, mode: RoundMode) -> np.ndarray:
     return op(x)
 
 
+def _exact_minus(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``x - v`` exactly, as float64, for ``v`` (float64 holding a target-dtype value) within a few ulps of
+    ``x``. float64 keeps 53 bits, so a 64-bit integer is split into ``a * 2**32 + b`` first: ``a * 2**32 - v``
+    is exact (both are multiples of the coarser ulp and the result has < 41 significant bits) and adding
+    ``b < 2**32`` keeps it under 2**53."""
+    if x.dtype.kind in "iu" and x.dtype.itemsize == 8:
+        a = (x >> 32).astype(np.float64) * 2.0 ** 32
+        b = (x & 0xFFFFFFFF).astype(np.float64)
+        return (a - v) + b
+    return x.astype(np.float64) - v
+
+
 def _to_float(x: np.ndarray, target: np.dtype, mode: RoundMode) -> np.ndarray:
-    nearest = x.astype(target)  # round to nearest even
+    nearest = x.astype(target)  # round to nearest even (one correctly rounded conversion)
     if mode in (RoundMode.CAST_NONE, RoundMode.CAST_RINT) or x.dtype.itemsize <= target.itemsize and x.dtype.kind == "f":
         return nearest
-    exact = x.astype(np.float64)
-    back = nearest.astype(np.float64)
-    inexact = (back != exact) & ~np.isnan(exact)
-    toward = np.where(exact > back, np.inf, -np.inf).astype(target)
+    with np.errstate(invalid="ignore"):
+        above = _exact_minus(x, nearest.astype(np.float64))      # > 0: x lies above the nearest value
+    inexact = (above != 0) & ~np.isnan(above)
+    toward = np.where(above > 0, np.inf, -np.inf).astype(target)
     other = np.nextafter(nearest, toward)  # the representable neighbour on x's side
+    negative = np.signbit(nearest)
     if mode is RoundMode.CAST_FLOOR:
-        pick = inexact & (back > exact)
+        pick = inexact & (above < 0)
     elif mode is RoundMode.CAST_CEIL:
-        pick = inexact & (back < exact)
-    elif mode is RoundMode.CAST_TRUNC:
-        pick = inexact & (np.abs(back) > np.abs(exact))
+        pick = inexact & (above > 0)
+    elif mode is RoundMode.CAST_TRUNC:  # nearest is farther from zero than x
+        pick = inexact & np.where(negative, above > 0, above < 0)
     elif mode is RoundMode.CAST_ROUND:  # a tie resolved to even that should go away from zero
-        tie = inexact & (np.abs(exact - back) == np.abs(other.astype(np.float64) - exact))
-        pick = tie & (np.abs(other.astype(np.float64)) > np.abs(back))
+        with np.errstate(invalid="ignore"):
+            tie = inexact & (np.abs(above) == np.abs(_exact_minus(x, other.astype(np.float64))))
+        pick = tie & (np.abs(other.astype(np.float64)) > np.abs(nearest.astype(np.float64)))
     else:  # CAST_ODD: inexact results take the candidate whose last significand bit is 1
         bits = nearest.view(np.uint16 if target.itemsize == 2 else np.uint32)
         pick = inexact & (bits & 1 == 0)

@@ -25,8 +25,20 @@ selMask bit is 1 and src1 where it is 0.
   Register forms: ``select(dst, sel_mask, src0, repeat_times, repeat_params)`` (mode 1, the scalar is element 0
   of what set_cmp_mask loaded) and ``select(dst, src0, src1, repeat_times=, repeat_params=, sel_mode=)``
   (mode 0: the register's bits; mode 2: the register holds selMask's UB byte address, as a uint32);
-  both use the vector mask register. Modes 1 and 2 also use 8 KB of UB that Ascend C reserves for itself
-  (Select.md); fusekit does not model that area.
+  both use the vector mask register.
+- UB scratch of modes 1 and 2 (Select.md 约束说明: 模式1和模式2 reserve 8 KB of UB on A2/A3 and the inference
+  AI Core). What the forms that take ``sel_mask`` really do there (asc-devkit dav_c220
+  kernel_operator_vec_cmpsel_impl.h ``VselIntrinsicsImplPre`` / ``VselImpl``): a Duplicate of 32 elements
+  (mode 1: the scalar src1 as T; mode 2: selMask's UB byte address as uint32) at ``TMP_UB_OFFSET``
+  (= TOTAL_VEC_LOCAL_SIZE, ``SoC.ub_tiling_bytes``: 184 KiB on A2/A3, 248 KiB on 310P;
+  kernel_utils_constants.h), then ``set_cmpmask`` of its first 16 B. So the select writes 64 or 128 B
+  there (recorded in the Trace as a Duplicate then a SetCmpMask, both on PIPE_V) and **leaves the CmpMask
+  register holding that value**; a TPipe whose buffers reach into those bytes is a KernelError (the 8 KB
+  must stay free).
+- Split forms follow 通用地址重叠约束 (通用说明和约束.md) repeat by repeat (:func:`_repeat_overlaps`): within
+  a repeat a source and dst share all their bytes or none (a compare's bit-mask dst never has its
+  source's bytes; selMask bits consumed by a repeat count as a source), and no repeat reads what an
+  earlier repeat wrote, while a later repeat may overwrite what an earlier one read.
 
 Comparisons follow IEEE 754 (NaN compares unequal to everything, so only NE is true): the pages say
 nothing about NaN, and this is the compare unit's usual behaviour (assumption).
@@ -171,16 +183,55 @@ def _cmp_dtype(core, spec: Spec, src0, mode: CMPMODE) -> None:
                          tensor=src0.name)
 
 
-def _no_partial_overlap(core, op: str, writes, reads_by_role: dict) -> None:
-    """A bit-mask destination cannot share bytes with a source (通用地址重叠约束: only complete overlap is
-    allowed, and a mask and its source never have the same bytes)."""
-    for role, reads in reads_by_role.items():
-        for w in writes:
-            for r in reads:
-                if w.start < r.stop and r.start < w.stop:
-                    raise core.error(op, f"the destination (UB [{w.start}, {w.stop})) overlaps {role} (UB [{r.start}, "
-                                         f"{r.stop})): operands may overlap only completely (通用说明和约束.md, "
-                                         "通用地址重叠约束); use separate buffers", kind="partial-overlap")
+def _repeat_overlaps(core, op: str, dst_name: str, d_addr, d_rep, role: str, src_name: str, s_addr, s_rep,
+                     exact_ok: bool) -> None:
+    """The split forms' 通用地址重叠约束 (通用说明和约束.md) on flat UB byte addresses, each with the repeat
+    that writes (``d_*``) or reads (``s_*``) it:
+    - 单次迭代内: in one repeat the source's bytes and the destination's are the same set or disjoint
+      (``exact_ok`` False: never the same, e.g. a bit mask and the elements it describes);
+    - 多次迭代间: no repeat reads a byte an earlier repeat wrote (a later repeat may overwrite what an
+      earlier one read).
+    """
+    d_addr, d_rep, s_addr, s_rep = (np.asarray(a, np.int64).ravel() for a in (d_addr, d_rep, s_addr, s_rep))
+    if not d_addr.size or not s_addr.size or d_addr.max() < s_addr.min() or s_addr.max() < d_addr.min():
+        return
+    d_keys, s_keys = np.unique(d_addr * 256 + d_rep), np.unique(s_addr * 256 + s_rep)  # repeat < 256
+    common = np.intersect1d(d_keys, s_keys, assume_unique=True)
+    if common.size:
+        shared = np.unique(common % 256)  # repeats in which the two share bytes
+        bad = shared
+        if exact_ok:  # allowed only where the repeat's byte sets are equal
+            c = np.bincount(common % 256, minlength=256)[shared]
+            full = (c == np.bincount(d_keys % 256, minlength=256)[shared]) & \
+                (c == np.bincount(s_keys % 256, minlength=256)[shared])
+            bad = shared[~full]
+        if bad.size:
+            r = int(bad[0])
+            how = "partially overlaps" if exact_ok else "overlaps"
+            raise core.error(op, f"in repeat {r}, {role} {src_name} {how} the destination {dst_name}: within one repeat "
+                                 "the operands must overlap 100% or not at all (通用说明和约束.md, 通用地址重叠约束: "
+                                 "单次迭代内)" + ("" if exact_ok else "; a bit mask never has its source's bytes"),
+                             tensor=dst_name, kind="partial-overlap")
+    order = np.argsort(d_addr, kind="stable")
+    addresses, starts = np.unique(d_addr[order], return_index=True)
+    first_write = np.minimum.reduceat(d_rep[order], starts)
+    pos = np.minimum(np.searchsorted(addresses, s_addr), addresses.size - 1)
+    hit = addresses[pos] == s_addr
+    late = np.flatnonzero(first_write[pos[hit]] < s_rep[hit])
+    if late.size:
+        r = int(s_rep[hit][late[0]])
+        raise core.error(op, f"repeat {r} reads {role} {src_name} bytes (UB byte {int(s_addr[hit][late[0]])}) that an "
+                             f"earlier repeat wrote to the destination {dst_name}: the NPU may overwrite a source before "
+                             "it is read (通用说明和约束.md, 通用地址重叠约束: 多次迭代间); change the strides or use "
+                             "separate buffers", tensor=dst_name, kind="partial-overlap")
+
+
+def _lane_bytes(tensor, grid: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(UB byte addresses, repeat of each) of the active lanes of ``grid`` [repeats, lanes]."""
+    size = tensor.dtype.sizeof()
+    rows = np.broadcast_to(np.arange(grid.shape[0])[:, None], grid.shape)[active]
+    addr = tensor.addr + grid[active][:, None] * size + np.arange(size)
+    return addr.ravel(), np.repeat(rows, size)
 
 
 # --------------------------------------------------------------------------------------------
@@ -252,7 +303,10 @@ def _vector_compare(core, spec: Spec, dst, srcs: dict, form: Form, values: dict,
     byte_index = (starts[:, None] + np.arange(per_rep)[None, :]).reshape(-1)
     writes = tuple(Access(Mem.UB, "UB", a, b, dst.name) for a, b in merged_ranges(byte_index, 1, dst.addr))
     reads = {role: s[role].accesses(t) for role, t in srcs.items()}
-    _no_partial_overlap(core, op, writes, reads)
+    d_rep = np.repeat(np.arange(it.repeats), per_rep)
+    for role, t in srcs.items():
+        s_addr, s_rep = _lane_bytes(t, s[role].grid, np.ones(s[role].grid.shape, bool))
+        _repeat_overlaps(core, op, dst.name, dst.addr + byte_index, d_rep, role, t.name, s_addr, s_rep, exact_ok=False)
 
     def effect():
         vals = [t.array(t.length)[s[role].grid] for role, t in srcs.items()]
@@ -489,9 +543,39 @@ def select(dst, *args, **kwargs) -> None:
         checks.same_dtype(core, op, dst, src1)
     it = iteration(core, op, form, values, dst.dtype.sizeof())
     if tensor:
+        if mode is SelMode.VSEL_TENSOR_TENSOR_MODE:
+            _stage_in_scratch(core, op, np.full(32, sel.addr, np.uint32))
         return _select(core, dst, sel, src0, src1, mode, it)
     value = dtypes.to_scalar(src1, dst.dtype)
+    _stage_in_scratch(core, op, np.full(32, value, dst.dtype.np))
     return _select(core, dst, sel, src0, None, mode, it, scalar=lambda: value)
+
+
+def _stage_in_scratch(core, op: str, values: np.ndarray) -> None:
+    """Modes 1 / 2 with a selMask tensor: Duplicate ``values`` (32 elements) to UB ``TMP_UB_OFFSET`` and
+    load the CmpMask register from its first 16 B (module docstring: UB scratch of modes 1 and 2)."""
+    base = core.soc.ub_tiling_bytes  # TMP_UB_OFFSET == TOTAL_VEC_LOCAL_SIZE (kernel_utils_constants.h)
+    n = values.nbytes
+    pipe = getattr(core, "pipe", None)
+    if pipe is not None and getattr(pipe, "used", 0) > base:
+        raise core.error(op, f"select modes 1 and 2 use UB [{base}, {base + n}) as scratch (TMP_UB_OFFSET), but the "
+                             f"TPipe's buffers reach UB byte {pipe.used}: leave the last "
+                             f"{core.soc.ub_bytes - base} B of UB free (Select.md 约束说明: 模式1和模式2 需要预留8KB的"
+                             "Unified Buffer空间)", kind="ub-overflow")
+    reg = cmp_register(core)
+    reg.loaded = True
+    name = "select scratch (TMP_UB_OFFSET)"
+
+    def duplicate():
+        core.ub[base:base + n] = values.view(np.uint8)
+
+    def load():
+        reg.value = core.ub[base:base + CMP_BYTES].copy()
+
+    core.record(op, SELECT.pipe, writes=(Access(Mem.UB, "UB", base, base + n, name),), count=values.size, nbytes=n,
+                dtype=values.dtype.name, effect=duplicate, repeats=1, cost="Duplicate")
+    core.record(op, SELECT.pipe, reads=(Access(Mem.UB, "UB", base, base + CMP_BYTES, name),), count=CMP_BYTES * 8,
+                nbytes=CMP_BYTES, dtype="uint8", effect=load, repeats=1, cost=SET_CMP_MASK.cpp)
 
 
 def _select_register_tensor(core, dst, src0, src1, kwargs) -> None:
@@ -550,6 +634,17 @@ def _select(core, dst, sel, src0, src1, mode: SelMode, it: Iteration, scalar=Non
                 reads.append(sel.access(sel.addr, sel.addr + n))
             sel_read = (sel.addr, n)
     writes = d.accesses(dst)
+    if not it.contiguous and it.elements:  # split form: 通用地址重叠约束 per repeat and across repeats
+        active = it.active()
+        d_addr, d_rep = _lane_bytes(dst, d.grid, active)
+        for role, sl, t in (("src0", s0, src0), ("src1", s1, src1)):
+            if sl is not None:
+                _repeat_overlaps(core, op, dst.name, d_addr, d_rep, role, t.name, *_lane_bytes(t, sl.grid, active),
+                                 exact_ok=True)
+        if mode is not SelMode.VSEL_CMPMASK_SPR and sel is not None:  # repeat r consumes selMask bits of its lanes
+            bit = (np.arange(it.repeats)[:, None] * it.lanes + np.arange(it.lanes)[None, :])[active]
+            _repeat_overlaps(core, op, dst.name, d_addr, d_rep, "sel_mask", sel.name, sel.addr + bit // 8,
+                             np.nonzero(active)[0], exact_ok=False)
     if it.contiguous and it.count:  # count form: a source overlaps dst completely or not at all (通用地址重叠约束)
         for role, s, t in (("src0", s0, src0), ("src1", s1, src1)):
             if s is None:

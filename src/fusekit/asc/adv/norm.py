@@ -1,0 +1,218 @@
+"""``asc.adv.rmsnorm``: RmsNorm of a [B, S, H] tensor (Ascend C ``RmsNorm``), the normalisation API pyasc 1.1.1
+exports (``python/asc/language/adv/normalization.py``; pyasc has no layernorm / batchnorm / groupnorm /
+deepnorm / normalize / welford).
+
+Sources: asc-devkit ``docs/zh/api/SIMD-API/高阶API/归一化操作/RmsNorm.md`` and ``RmsNorm-Tiling.md``; the
+implementation ``impl/adv_api/detail/normalization/rmsnorm/rmsnorm_common_impl.h`` (A2/A3 and Atlas inference);
+pyasc ``lib/Target/AscendC/Adv/Normalization.cpp`` (emits ``RmsNorm<T, basic>(dst, src, gamma[, tmp], eps,
+tiling)``: the temp buffer is passed when given).
+
+Call: ``rmsnorm(dst, src, gamma, epsilon, tiling, temp_buffer=None, basic_block=False)``:
+dst[i, :] = src[i, :] / sqrt(mean(src[i, :H0]^2) + epsilon) * gamma for the B*S rows of H elements. The shape is
+the tiling's (b_length, s_length, h_length, original_h_length = H0); RmsNorm reads no ShapeInfo.
+
+Rules (KernelError otherwise): dst, src, gamma half or float, one dtype, 32 B aligned UB LocalTensors; src and
+dst hold B*S*H elements and gamma H; dst and gamma do not overlap (约束说明: 不允许复用) and dst / src are the
+same tensor or apart; H x sizeof(T) is 32 B aligned and 0 < H0 <= H; the tiling is self-consistent
+(main_bsh_length = main_bs_length x H, loop_round x main_bsh_length + tail_bsh_length = B*S*H, ...) and
+computes something (an all-zero tiling would leave dst unwritten on the NPU); the temporary space
+(temp_buffer, uint8, or the stack) holds at least the minimum of GetRmsNormMaxMinTmpSize, (H x (2 half | 1
+float) + 8) x 4 bytes, and what the tiling uses, (main_bs_length_align + main_bsh_length x (2 | 1)) x 4;
+basic_block needs H % 64 == 0, H < 2048 and B*S % 8 == 0.
+
+Values (RmsNormCompute, in float32, one rounding per basic instruction, the overflow mode on each): x = src
+(half cast exactly); x*x (Mul); row sum of the first H0 squares by repeated RepeatReduceSum (pairwise trees
+over 64-element pieces, then over their sums; basic_block: the 64-wide pieces added in order, then one tree);
+x Muls tiling.reciprocal_of_h_length; Adds epsilon (epsilon rounded to T first, as pyasc materialises it);
+rsqrt as exp(-0.5 x ln(v)) (Ln, Muls, Exp: "high precision impl of rsqrt"); x * rsqrt (Muls); * gamma (Mul);
+a half result cast with CAST_NONE (round to nearest even). H0 == 1 sums nothing on the NPU (the reduce loop
+runs while more than one element is left) and uses the stale float in the temporary space: fusekit reads the
+same bytes. Ln and Exp are float64 rounded once: their NPU error is not documented. Tolerance vs the NPU:
+float within ~4 ulp of float32 (relative 5e-7) per element, half within 1 ulp of half.
+
+Trace: per row chunk (main_bs_length rows, then the tail), one PIPE_V record per basic instruction above
+(Cast, Mul, RepeatReduceSum, Muls, Adds, Ln, Muls, Exp, Muls, Cast of gamma, Mul, Cast), with the UB bytes
+each reads and writes. ASSUMPTION: the scalar GetValue reads of the row factors (PIPE_S, with a V_S flag) are
+not recorded; the repeated RepeatReduceSum passes are one record.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import checks, overflow
+from ..basic.reduction import tree_sum
+from ..runtime import current
+from .tiling import BASIC_TILE, REPEAT_FLOATS, RmsNormTiling, plain
+from .workspace import Step, overlaps, record, work_space
+
+_PAGE = "RmsNorm.md (asc-devkit docs/zh/api/SIMD-API/高阶API/归一化操作)"
+
+
+def reduce_rows(sq: np.ndarray, basic: bool, mode: str) -> np.ndarray:
+    """Row sums of float32 ``sq`` [rows, n] as RmsNormReduceSum orders them (module docstring)."""
+    rows, n = sq.shape
+    if basic:
+        acc = sq[:, :REPEAT_FLOATS]
+        with np.errstate(all="ignore"):
+            for i in range(1, n // REPEAT_FLOATS):
+                acc = overflow.apply(acc + sq[:, i * REPEAT_FLOATS:(i + 1) * REPEAT_FLOATS], np.float32, mode)
+        return tree_sum(np.asarray(acc, np.float32), None, mode)
+    level = sq
+    while level.shape[1] > 1:
+        width = level.shape[1]
+        pieces = -(-width // REPEAT_FLOATS)
+        padded = np.full((rows, pieces * REPEAT_FLOATS), -0.0, np.float32)  # masked lanes: the identity
+        padded[:, :width] = level
+        level = tree_sum(padded.reshape(rows, pieces, REPEAT_FLOATS), None, mode)
+    return level[:, 0]
+
+
+def rmsnorm_rows(x: np.ndarray, gamma: np.ndarray, h0: int, recip, eps, basic: bool, mode: str,
+                 stale: np.ndarray | None = None) -> np.ndarray:
+    """float32 result [rows, H] of RmsNormCompute on float32 rows ``x`` (``stale``: the sums when H0 == 1)."""
+    f32 = np.float32
+
+    def v(a):
+        return overflow.apply(np.asarray(a).astype(f32), f32, mode)
+
+    with np.errstate(all="ignore"):
+        sq = v(x * x)
+        sums = stale if h0 == 1 else reduce_rows(sq[:, :h0] if not basic else sq, basic, mode)
+        mean = v(sums * f32(recip))
+        shifted = v(mean + f32(eps))
+        rs = v(np.exp(v(v(np.log(shifted.astype(np.float64))) * f32(-0.5)).astype(np.float64)))
+        y = v(x * rs[:, None])
+        return v(y * gamma[None, :])
+
+
+def _check_tiling(core, op: str, t: dict, size: int, basic: bool) -> None:
+    b, s, h, h0 = t["b_length"], t["s_length"], t["h_length"], t["original_h_length"]
+    total = b * s * h
+    if t["loop_round"] == 0 and t["tail_bs_length"] == 0:
+        raise core.error(op, f"tiling computes nothing (loop_round = 0 and tail_bs_length = 0: {t}); on the NPU dst "
+                             "would be left unwritten: fill it with get_rms_norm_tiling_info(...) (RmsNorm-Tiling.md)")
+    rules = [("h_length x sizeof(T) 32 B aligned", h > 0 and h * size % 32 == 0),
+             ("0 < original_h_length <= h_length", 0 < h0 <= h),
+             ("main_bsh_length == main_bs_length x h_length", t["main_bsh_length"] == t["main_bs_length"] * h),
+             ("main_bs_length_align == main_bs_length rounded up to 8",
+              t["main_bs_length_align"] == -(-t["main_bs_length"] // BASIC_TILE) * BASIC_TILE),
+             ("loop_round x main_bsh_length + tail_bsh_length == b x s x h",
+              t["loop_round"] * t["main_bsh_length"] + t["tail_bsh_length"] == total),
+             ("input_tail_pos == loop_round x main_bsh_length",
+              t["input_tail_pos"] == t["loop_round"] * t["main_bsh_length"]),
+             ("tail_bsh_length == tail_bs_length x h_length", t["tail_bsh_length"] == t["tail_bs_length"] * h)]
+    bad = [name for name, ok in rules if not ok]
+    if bad:
+        raise core.error(op, f"tiling breaks {', '.join(bad)} ({t}): fill it with get_rms_norm_tiling_info(...) "
+                             "(RmsNorm-Tiling.md)")
+    if basic and not (h % 64 == 0 and h < 2048 and b * s % 8 == 0):
+        raise core.error(op, f"basic_block=True needs H % 64 == 0, H < 2048 and B*S % 8 == 0 ({_PAGE}, isBasicBlock); "
+                             f"the tiling has [B, S, H] = [{b}, {s}, {h}]: pass basic_block=False")
+
+
+def rmsnorm(dst, src, gamma, epsilon, tiling, temp_buffer=None, basic_block=False) -> None:
+    """asc.adv.rmsnorm: dst = src / sqrt(mean(src^2) + epsilon) * gamma per row of H (module docstring for
+    rules, value order, tolerance and Trace).
+
+    dst, src: half or float UB LocalTensors of B*S*H elements; gamma: [H] of the same dtype; epsilon: a number
+    (rounded to T); tiling: :class:`RmsNormTiling` from get_rms_norm_tiling_info; temp_buffer: uint8 UB
+    LocalTensor or None (the free UB after TPipe).
+
+    Raises:
+        KernelError: a rule of the module docstring broken.
+    """
+    op = "rmsnorm"
+    core = current(op)
+    checks.local_operands(core, op, dst, src, gamma)
+    if not isinstance(tiling, RmsNormTiling):
+        raise core.error(op, f"tiling must be an asc.adv.RmsNormTiling, got {type(tiling).__name__}")
+    checks.same_dtype(core, op, dst, src, gamma)
+    if src.dtype.name not in ("float16", "float32"):
+        raise core.error(op, f"{src.name} is {src.dtype.name}; RmsNorm takes half or float ({_PAGE}, 模板参数 T)",
+                         kind="unsupported", **src.describe(0))
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.integer, np.floating)) \
+            and not hasattr(epsilon, "__float__"):
+        raise core.error(op, f"epsilon must be a number, got {type(epsilon).__name__}")
+    size = src.dtype.sizeof()
+    t = plain(tiling)
+    _check_tiling(core, op, t, size, basic_block)
+    h, h0 = t["h_length"], t["original_h_length"]
+    total = t["b_length"] * t["s_length"] * h
+    spans = {dst: dst.span(core, op, total), src: src.span(core, op, total), gamma: gamma.span(core, op, h)}
+    if overlaps(spans[dst], spans[gamma]):
+        raise core.error(op, f"dst {dst.name} and gamma {gamma.name} overlap ({_PAGE}, 约束说明: dstLocal和gammaLocal的"
+                             "Tensor空间不允许复用)", kind="partial-overlap", **dst.describe(total))
+    if dst.addr != src.addr and overlaps(spans[dst], spans[src]):
+        raise core.error(op, f"dst {dst.name} and src {src.name} overlap without being the same tensor",
+                         kind="partial-overlap", **dst.describe(total))
+    work = work_space(core, op, _PAGE, temp_buffer, list(spans.items()))
+    coeff = 2 if size == 2 else 1
+    minimum = (h * coeff + BASIC_TILE) * 4
+    used = (t["main_bs_length_align"] + coeff * t["main_bsh_length"]) * 4
+    where = "temp_buffer" if work.given else "the UB left after TPipe (the API's stack)"
+    if work.nbytes < max(minimum, used):
+        raise core.error(op, f"{where} has {work.nbytes} B but RmsNorm needs {max(minimum, used)} B (minimum of "
+                             f"GetRmsNormMaxMinTmpSize {minimum} B; the tiling's main_bs_length = "
+                             f"{t['main_bs_length']} rows use {used} B): pass a larger buffer or compute the tiling "
+                             f"with get_rms_norm_tiling_info(..., {work.nbytes}, {size})", kind="out-of-bounds")
+    mode = overflow.mode_of(core)
+    eps = np.float32(np.array(float(epsilon)).astype(src.dtype.np))  # pyasc materialises it as T
+    recip = np.float32(t["reciprocal_of_h_length"])
+    chunks = [(i * t["main_bsh_length"], t["main_bs_length"]) for i in range(t["loop_round"])]
+    if t["tail_bs_length"]:
+        chunks.append((t["input_tail_pos"], t["tail_bs_length"]))
+    steps = _steps(dst, src, gamma, work, chunks, h, h0, t["main_bs_length_align"], t["main_bsh_length"])
+
+    def effect():
+        g = gamma.array(h).astype(np.float32)
+        red = np.frombuffer(core.ub[work.start:work.start + t["main_bs_length_align"] * 4].tobytes(), np.float32)
+        for first, rows in chunks:
+            x = src.array(first + rows * h)[first:].reshape(rows, h).astype(np.float32)
+            stale = red[:rows].copy() if h0 == 1 else None
+            z = rmsnorm_rows(x, g, h0, recip, eps, basic_block, mode, stale)
+            if h0 == 1:  # the reduced slots now hold that chunk's rsqrt: what the next chunk finds
+                red = red.copy()
+                red[:rows] = _rsqrt(stale, recip, eps, mode)
+            out = z if size == 4 else overflow.apply(z.astype(np.float16), np.float16, mode)
+            dst.array(first + rows * h)[first:] = out.reshape(-1)
+
+    record(core, op, steps, work, used, effect)
+
+
+def _rsqrt(sums, recip, eps, mode):
+    f32 = np.float32
+    v = lambda a: overflow.apply(np.asarray(a).astype(f32), f32, mode)  # noqa: E731
+    with np.errstate(all="ignore"):
+        return v(np.exp(v(v(np.log(v(v(sums * recip) + eps).astype(np.float64))) * f32(-0.5)).astype(np.float64)))
+
+
+def _steps(dst, src, gamma, work, chunks, h: int, h0: int, align: int, bsh: int) -> list[Step]:
+    size = src.dtype.sizeof()
+    half = size == 2
+    steps = []
+    for first, rows in chunks:
+        n = rows * h
+        s_in = src.access(src.addr + first * size, src.addr + (first + n) * size)
+        d_out = dst.access(dst.addr + first * size, dst.addr + (first + n) * size)
+        tmp = work.access(align * 4, n * 4)
+        x = work.access((align + bsh) * 4, n * 4) if half else s_in
+        red = work.access(0, rows * 4)
+        if half:
+            steps.append(Step("Cast", (s_in,), (x,), n, "float32"))
+        steps.append(Step("Mul", (x,), (tmp,), n, "float32"))
+        if h0 > 1:  # with H0 == 1 the reduce loop does not run: the row factors read stale bytes
+            steps.append(Step("RepeatReduceSum", (tmp,), (tmp, red), rows * h0, "float32"))
+        steps += [*[Step(c, (red,), (red,), rows, "float32") for c in ("Muls", "Adds", "Ln", "Muls", "Exp")],
+                  Step("Muls", (x, red), (tmp,), n, "float32")]
+        g_in = gamma.access(gamma.addr, gamma.addr + h * size)
+        if half:
+            g_f = work.access((align + bsh) * 4, h * 4)
+            steps += [Step("Cast", (g_in,), (g_f,), h, "float32"), Step("Mul", (tmp, g_f), (tmp,), n, "float32"),
+                      Step("Cast", (tmp,), (d_out,), n, "float16")]
+        else:
+            steps.append(Step("Mul", (tmp, g_in), (d_out,), n, "float32"))
+    return steps
+
+
+__all__ = ["rmsnorm"]

@@ -1,0 +1,296 @@
+"""``asc.adv.softmax``: row softmax of a [m, k] tensor with its row max and row sum (Ascend C ``SoftMax``).
+
+Sources: pyasc 1.1.1 ``python/asc/language/adv/activation.py`` (the call) and ``lib/Target/AscendC/Adv/
+Activation.cpp`` (what it emits); asc-devkit ``docs/zh/api/SIMD-API/高阶API/激活函数/SoftMax接口/SoftMax.md`` (the
+page) and its implementation ``impl/adv_api/detail/activation/softmax/`` (``softmax_base_impl.h``,
+``membase/common/softmax_impl/softmax_generic_nd_impl.h``, ``membase/v220/softmax_common_impl/
+softmax_common_nd_reduce.h``, ``softmax_common/softmax_common_arithmetic.h``, ``softmax_tiling_func.h``).
+
+Call: ``softmax(dst, sum, max, src, tiling, temp_buffer=None, reuse_source=False, basic_block=False,
+data_format_nz=False)``. pyasc emits ``AscendC::SoftMax<T, reuse, basic, nz>(dst, sum, max, src, tiling)``:
+no SoftMaxShapeInfo, so the shape [m, k] comes from ``src``'s ShapeInfo (``src.set_shape_info``; m = product
+of the leading dimensions, k = the last; the original shape gives the unpadded [m0, k0]); when it differs
+from (tiling.src_m, tiling.src_k) the API recomputes the tiling from the shape and its temporary space
+(isCheckTiling, SOFTMAX_DEFAULT_CFG) -- so pyasc's ``SoftmaxTiling()`` with zeros works. Note: pyasc 1.1.1
+emits no ``sharedTmpBuffer`` even when ``temp_buffer`` is given (Activation.cpp); fusekit follows the API
+page and uses ``temp_buffer`` when given, else the stack (:mod:`.workspace`).
+
+Rules enforced (SoftMax.md 参数说明 / 约束说明; KernelError otherwise): (src, sum/max) dtypes half/half,
+float/float or half/float; dst like src; sum and max alike; every operand a 32 B aligned UB LocalTensor;
+src has a ShapeInfo and its last axis is 32 B aligned; sum and max hold [m, 32 B] (16 halves / 8 floats per
+row, the row's value repeated); dst and src are the same tensor or disjoint; temp_buffer is uint8, at least
+GetSoftMaxMinTmpSize = (32 / sizeof(sum) + k + 64) x 4 bytes, and overlaps no operand; a given tiling
+(not recomputed) is self-consistent and its split_m rows fit the temporary space; basic_block needs
+k % 64 == 0, 256 / sizeof(T) <= k < 2048 and m % 8 == 0; data_format_nz is not simulated.
+
+Values (Atlas A2/A3, ND): as the implementation orders them, in float32 with one rounding per basic
+instruction and the launch's overflow mode applied to each elementwise step (the row max too where it is
+folded with the Max instruction; whole / block reductions are not saturated, as fusekit's reduce
+instructions). Per row: a half src is cast to
+float (exact); max over the first k0 columns; x - max (Sub); exp (Exp, float64 exp rounded once: the NPU's
+Exp error is not documented); the row sum in the documented order (below); e / sum (Div; on Atlas
+inference 2002: 1 / sum then a Mul, TransDivToMulImpl); a half result is cast with CAST_ROUND on 2201
+(FLOAT2HALF_ROUND_MODE, v220) and CAST_NONE on 2002; half max / sum outputs likewise. Columns [k0, k) of dst
+get exp(x - max) / sum of the padding too (page: 补齐的数据会参与部分运算). Sum order (v220
+softmax_common_nd_reduce.h): k0 < 64: one WholeReduceSum (pairwise tree); 64 <= k0 < 512: the 64-wide
+chunks added in order into one 64-lane row, the tail (k0 % 64) added onto its first lanes, then a tree of
+64; k0 >= 512: the first 8 chunks block-summed (trees of 8) into 64 lanes, the other chunks then the tail
+added in order, then a tree of 64; basic_block (SoftMaxBasicBlock): the chunks added in order for every k,
+then a tree of 64. Tolerance vs the NPU: the same bits wherever the NPU's Exp is correctly
+rounded (the order is the implementation's); each ulp of Exp error moves a float result by about one ulp.
+Against the exact softmax expect a relative error up to about (|x - max| + 4) x 2^-24 for float (the
+rounding of x - max is amplified by exp) and 1 ulp of half for half outputs. On 2002 the sum has the same
+order (membase/v200/softmax_common_impl.h NewReduceSumLastNDImpl: the same folds, then a tree of 64).
+
+Trace: per row chunk of the tiling (split_m rows), one PIPE_V record per basic step -- Cast (half), a row
+max (cost WholeReduceMax, count = chunk elements), Cast of max (half/half), Sub, Exp, a row sum
+(WholeReduceSum), Cast of sum (half/half), Div, Cast (half) -- with the UB bytes each reads and writes
+(temporary space included). ASSUMPTION: the folds, block reductions and broadcasts inside the row max /
+row sum are costed as one reduction over the chunk; PIPE_V barriers between steps are not recorded.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import checks, overflow
+from ..basic.reduction import tree_sum
+from ..basic.rounding import RoundMode, convert
+from ..dtypes import as_dtype
+from ..runtime import current
+from .tiling import BASIC_TILE, REPEAT_FLOATS, SoftmaxTiling, plain
+from .workspace import Step, overlaps, record, work_space
+
+_PAGE = "SoftMax.md (asc-devkit docs/zh/api/SIMD-API/高阶API/激活函数/SoftMax接口)"
+_PAIRS = {("float16", "float16"), ("float32", "float32"), ("float16", "float32")}
+
+
+# ---------------------------------------------------------------- numerics (pure numpy)
+
+def row_sum(e: np.ndarray, mode: str, basic: bool = False) -> np.ndarray:
+    """Row sums of float32 ``e`` [rows, k0] in the order of NewReduceSumLastNDImpl (module docstring);
+    ``basic``: SoftMaxBasicBlock's BasicBlockAddImpl (chunks added in order whatever k, no BigBlockReduceSum)."""
+    rows, k = e.shape
+    if k < REPEAT_FLOATS:
+        return tree_sum(e, None, mode)
+    nb, tail = divmod(k, REPEAT_FLOATS)
+    chunks = e[:, :nb * REPEAT_FLOATS].reshape(rows, nb, REPEAT_FLOATS)
+    with np.errstate(all="ignore"):
+        if k >= 8 * REPEAT_FLOATS and not basic:  # BigBlockReduceSum: 8 chunks block-summed into 64 lanes, then the rest
+            acc = tree_sum(chunks[:, :8].reshape(rows, 8, 8, 8), None, mode).reshape(rows, REPEAT_FLOATS)
+            first = 8
+        elif k >= 2 * REPEAT_FLOATS:  # Add(chunk 0, chunk 1), then NextBlockAddImpl
+            acc = overflow.apply(chunks[:, 0] + chunks[:, 1], np.float32, mode)
+            first = 2
+        else:  # FirstBlockCopyImpl
+            acc, first = chunks[:, 0].copy(), 1
+        for j in range(first, nb):
+            acc = overflow.apply(acc + chunks[:, j], np.float32, mode)
+        if tail:  # TailAddImpl onto the first lanes
+            acc[:, :tail] = overflow.apply(acc[:, :tail] + e[:, nb * REPEAT_FLOATS:], np.float32, mode)
+    return tree_sum(np.asarray(acc, np.float32), None, mode)
+
+
+def _elementwise_max(k0: int) -> bool:
+    """Whether NewReduceMaxLastNDImpl folds with the elementwise Max (k0 in [128, 512), more than 8 chunks or a
+    tail past 512, a tail in [64, 128)) rather than only block / whole reductions and copies."""
+    nb, tail = divmod(k0, REPEAT_FLOATS)
+    return 2 <= nb < 8 or (nb >= 8 and (nb > 8 or tail > 0)) or (nb == 1 and tail > 0)
+
+
+def softmax_rows(x: np.ndarray, k0: int, arch: str, mode: str, basic: bool = False):
+    """(result float32 [rows, k], max [rows], sum [rows]) of float32 rows ``x`` reduced over the first k0."""
+    f32 = np.float32
+    with np.errstate(all="ignore"):
+        mx = np.max(x[:, :k0], axis=1)
+        if _elementwise_max(k0):  # the fold passed through the Max instruction: an elementwise result
+            mx = overflow.apply(mx, f32, mode)
+        sub = overflow.apply((x - mx[:, None]).astype(f32), f32, mode)
+        e = overflow.apply(np.exp(sub.astype(np.float64)).astype(f32), f32, mode)
+        s = row_sum(e[:, :k0], mode, basic)
+        if arch == "2002":  # TransDivToMulImpl: Duplicate 1, Div, Mul
+            inv = overflow.apply((f32(1) / s).astype(f32), f32, mode)
+            y = overflow.apply((e * inv[:, None]).astype(f32), f32, mode)
+        else:
+            y = overflow.apply((e / s[:, None]).astype(f32), f32, mode)
+    return y, mx.astype(f32), s.astype(f32)
+
+
+def to_half(x: np.ndarray, arch: str, mode: str) -> np.ndarray:
+    """Cast float32 -> half as the API does (FLOAT2HALF_ROUND_MODE: CAST_ROUND on 2201, CAST_NONE on 2002)."""
+    with np.errstate(all="ignore"):
+        out = convert(x, as_dtype("float16"), RoundMode.CAST_ROUND if arch == "2201" else RoundMode.CAST_NONE)
+    return overflow.apply(out, np.float16, mode)
+
+
+# ---------------------------------------------------------------- tiling on the kernel side
+
+def kernel_tiling(work_floats: int, m: int, k: int, m0: int, size1: int, blk: int, basic: bool) -> dict:
+    """SoftMaxTilingFunc of the kernel (softmax_tiling_func.h) for shape [m, k], original rows m0: split_m
+    from CalculateNDSplitM (half: W / (blk + k + 64), float: W / (blk + 64)). split_m may be 0 (too little
+    space): the caller refuses it."""
+    split = work_floats // (blk + k + REPEAT_FLOATS) if size1 == 2 else work_floats // (blk + REPEAT_FLOATS)
+    split = min(split, m)
+    if basic and split > BASIC_TILE and m % BASIC_TILE == 0:
+        split = split // BASIC_TILE * BASIC_TILE
+        while m % split:
+            split -= BASIC_TILE
+        while split * k >= REPEAT_FLOATS * 256:
+            split //= 2
+    if 0 < split < m0 and split > BASIC_TILE:
+        split = split // BASIC_TILE * BASIC_TILE
+    split = min(split, m0)
+    return dict(src_m=m, src_k=k, split_m=split, split_k=k, split_size=split * k, reduce_m=split, reduce_k=blk,
+                reduce_size=split * blk, range_m=m0 // split if split else 0, tail_m=m0 % split if split else 0,
+                tail_split_size=(m0 % split) * k if split else 0)
+
+
+def _check_given(core, op: str, t: dict, blk: int) -> None:
+    """A tiling the API uses as given (its src_m / src_k match the shape) must be self-consistent."""
+    rules = [("split_m > 0", t["split_m"] > 0), ("split_k == src_k", t["split_k"] == t["src_k"]),
+             ("split_size == split_m * split_k", t["split_size"] == t["split_m"] * t["split_k"]),
+             ("reduce_k == 32 / sizeof(sum)", t["reduce_k"] == blk),
+             ("reduce_size == split_m * reduce_k", t["reduce_size"] == t["split_m"] * blk),
+             ("range_m * split_m + tail_m == src_m", t["range_m"] * t["split_m"] + t["tail_m"] == t["src_m"]),
+             ("tail_split_size == tail_m * split_k", t["tail_split_size"] == t["tail_m"] * t["split_k"])]
+    bad = [name for name, ok in rules if not ok]
+    if bad:
+        raise core.error(op, f"tiling matches src's shape [{t['src_m']}, {t['src_k']}] so SoftMax uses it as given, "
+                             f"but it breaks {', '.join(bad)} ({t}): fill it with softmax_tiling_func(shape, "
+                             "sizeof(sum), temporary bytes) (SoftMax-SimpleSoftMax-Tiling.md)")
+
+
+# ---------------------------------------------------------------- the API
+
+def softmax(dst, sum, max, src, tiling, temp_buffer=None, reuse_source=False,  # noqa: A002 - pyasc's names
+            basic_block=False, data_format_nz=False) -> None:
+    """asc.adv.softmax: dst = exp(src - rowmax) / rowsum over the last axis; sum / max get each row's sum and max
+    repeated over 32 B (module docstring for shapes, rules, value order, tolerance and Trace).
+
+    dst, src: half or float UB LocalTensors [m, k] (src's ShapeInfo gives m and k; k x sizeof 32 B aligned);
+    sum, max: [m, 32 / sizeof] of half (half src) or float; tiling: :class:`SoftmaxTiling`; temp_buffer: uint8
+    UB LocalTensor of at least get_softmax_min_tmp_size bytes, or None (the API takes the free UB after TPipe).
+
+    Raises:
+        KernelError: any rule of the module docstring broken (dtypes, alignment, missing ShapeInfo, too small
+        temporary space or tensors, overlaps, an inconsistent tiling, basic_block on a non-basic shape, NZ).
+    """
+    op = "softmax"
+    core = current(op)
+    checks.local_operands(core, op, dst, sum, max, src)
+    if not isinstance(tiling, SoftmaxTiling):
+        raise core.error(op, f"tiling must be an asc.adv.SoftmaxTiling, got {type(tiling).__name__}")
+    pair = (src.dtype.name, sum.dtype.name)
+    if pair not in _PAIRS or dst.dtype != src.dtype or max.dtype != sum.dtype:
+        raise core.error(op, f"dtypes (dst, sum, max, src) = ({dst.dtype.name}, {sum.dtype.name}, {max.dtype.name}, "
+                             f"{src.dtype.name}); SoftMax takes half/half/half/half, float x 4, or half dst/src with "
+                             f"float sum/max ({_PAGE}, 函数原型)", kind="unsupported", **src.describe(0))
+    if data_format_nz:
+        raise core.error(op, "data_format_nz=True (NZ layout) is not simulated yet by fusekit: only ND softmax is",
+                         kind="unsupported")
+    arch = core.soc.arch
+    size1, size2 = src.dtype.sizeof(), sum.dtype.sizeof()
+    blk = 32 // size2
+    info = src.get_shape_info()
+    if not info.dims or 0 in info.dims:
+        raise core.error(op, f"{src.name} has no ShapeInfo: pyasc's asc.adv.softmax passes no SoftMaxShapeInfo, so "
+                             "SoftMax reads [m, k] from src.GetShapeInfo() (softmax_base_impl.h); call "
+                             "src.set_shape_info(asc.ShapeInfo(asc.array(asc.int32, (m, k)))) first",
+                         **src.describe(0))
+    k = info.dims[-1]
+    m = math.prod(info.dims) // k
+    k0 = info.original_dims[-1] if info.original_dims else k
+    m0 = math.prod(info.original_dims) // k0 if info.original_dims and k0 else m
+    if k * size1 % 32:
+        raise core.error(op, f"src's last axis is {k} x {src.dtype.name} = {k * size1} B; it must be 32 B aligned "
+                             f"({_PAGE}: srcTensor last轴长度需要32Byte对齐): pad it to {-(-k * size1 // 32) * 32 // size1}",
+                         kind="misaligned", **src.describe(0))
+    if not (0 < k0 <= k and 0 < m0 <= m):
+        raise core.error(op, f"src's original shape [{m0}, {k0}] must lie within its shape [{m}, {k}] (the shape is "
+                             "the original padded)", **src.describe(0))
+    if basic_block and not (k % 64 == 0 and 256 // size1 <= k < 2048 and m % 8 == 0):
+        raise core.error(op, f"basic_block=True needs k % 64 == 0, {256 // size1} <= k < 2048 and m % 8 == 0 "
+                             f"({_PAGE}, isBasicBlock); src is [{m}, {k}]: pass basic_block=False")
+    spans = {t: t.span(core, op, n) for t, n in ((src, m * k), (dst, m * k), (sum, m * blk), (max, m * blk))}
+    if dst.addr != src.addr and overlaps(spans[dst], spans[src]):
+        raise core.error(op, f"dst {dst.name} and src {src.name} overlap without being the same tensor ({_PAGE}: "
+                         "src和dst的Tensor空间可以复用 -- the same address, or apart)", kind="partial-overlap",
+                         **dst.describe(m * k))
+    work = work_space(core, op, _PAGE, temp_buffer, list(spans.items()))
+    minimum = (blk + k + REPEAT_FLOATS) * 4
+    if work.nbytes < minimum:
+        where = "temp_buffer" if work.given else "the UB left after TPipe (the API's stack)"
+        raise core.error(op, f"{where} has {work.nbytes} B but SoftMax needs at least GetSoftMaxMinTmpSize = "
+                             f"(32 / {size2} + {k} + 64) x 4 = {minimum} B for k = {k} (SoftMax-SimpleSoftMax-Tiling.md)"
+                             f": give it {minimum} B or more", kind="out-of-bounds")
+    t = plain(tiling)
+    per_row = blk + k + REPEAT_FLOATS if size1 == 2 else blk + REPEAT_FLOATS
+    if (t["src_m"], t["src_k"]) != (m, k):
+        t = kernel_tiling(work.nbytes // 4, m, k, m0, size1, blk, basic_block)
+        rows = m0
+    else:
+        _check_given(core, op, t, blk)
+        rows = m
+        if t["split_m"] * per_row * 4 > work.nbytes:
+            raise core.error(op, f"tiling.split_m = {t['split_m']} rows need {t['split_m'] * per_row * 4} B of "
+                                 f"temporary space but {work.name} has {work.nbytes} B: compute the tiling with "
+                                 f"softmax_tiling_func(shape, {size2}, {work.nbytes})", kind="out-of-bounds")
+    mode = overflow.mode_of(core)
+    split = t["split_m"]
+    steps = _steps(src, dst, sum, max, work, rows, split, k, k0, blk)
+
+    def effect():
+        x = src.array(rows * k).reshape(rows, k).astype(np.float32)
+        y, mx, s = softmax_rows(x, k0, arch, mode, bool(basic_block))
+        if size1 == 2:
+            y = to_half(y, arch, mode)
+        outs = [(dst, y.reshape(-1))]
+        if size2 == 2:
+            mx, s = mx.astype(np.float16), to_half(s, arch, mode)
+        outs += [(max, np.repeat(mx, blk)), (sum, np.repeat(s, blk))]
+        for tensor, values in outs:
+            tensor.array(values.size)[:] = values
+
+    record(core, op, steps, work, split * per_row * 4, effect)
+
+
+def _steps(src, dst, sum_t, max_t, work, rows: int, split: int, k: int, k0: int, blk: int) -> list[Step]:
+    """The basic instructions of SoftMaxGenericNDImpl, chunk by chunk (module docstring, Trace)."""
+    half, mixed = src.dtype.sizeof() == 2, src.dtype.sizeof() == 2 and sum_t.dtype.sizeof() == 4
+    s1, s2 = src.dtype.sizeof(), sum_t.dtype.sizeof()
+    steps = []
+    for first in range(0, rows, split):
+        r = min(split, rows - first)
+        n = r * k
+
+        def part(t, unit, size, a=first, rr=r):
+            return t.access(t.addr + a * unit * size, t.addr + (a + rr) * unit * size)
+
+        s_in, d_out = part(src, k, s1), part(dst, k, s1)
+        mx_out, sm_out = part(max_t, blk, s2), part(sum_t, blk, s2)
+        if half:  # tmp0 = float copy [r, k], then the reduced row [r, 8 floats], then the reduce scratch
+            tmp0 = work.access(0, n * 4)
+            red = work.access(split * k * 4, r * blk * 4) if not mixed else None
+            scratch = work.access(split * k * 4 + (0 if mixed else split * blk * 4), r * REPEAT_FLOATS * 4)
+            mx_f, sm_f = (mx_out, sm_out) if mixed else (red, red)
+            steps.append(Step("Cast", (s_in,), (tmp0,), n, "float32"))
+            steps.append(Step("WholeReduceMax", (tmp0,), (scratch, mx_f), r * k0, "float32"))
+            if not mixed:
+                steps.append(Step("Cast", (red,), (mx_out,), r * blk, "float16"))
+            steps += [Step("Sub", (tmp0, mx_f), (tmp0,), n, "float32"), Step("Exp", (tmp0,), (tmp0,), n, "float32"),
+                      Step("WholeReduceSum", (tmp0,), (scratch, sm_f), r * k0, "float32")]
+            if not mixed:
+                steps.append(Step("Cast", (red,), (sm_out,), r * blk, "float16"))
+            steps += [Step("Div", (tmp0, sm_f), (tmp0,), n, "float32"), Step("Cast", (tmp0,), (d_out,), n, "float16")]
+        else:
+            scratch = work.access(0, r * REPEAT_FLOATS * 4)
+            steps += [Step("WholeReduceMax", (s_in,), (scratch, mx_out), r * k0, "float32"),
+                      Step("Sub", (s_in, mx_out), (d_out,), n, "float32"), Step("Exp", (d_out,), (d_out,), n, "float32"),
+                      Step("WholeReduceSum", (d_out,), (scratch, sm_out), r * k0, "float32"),
+                      Step("Div", (d_out, sm_out), (d_out,), n, "float32")]
+    return steps
+
+
+__all__ = ["softmax"]

@@ -1,0 +1,534 @@
+"""A ``torch.compile`` backend that runs a model's fusible op chains as fusekit-generated kernels.
+
+    import fusekit.torch
+    compiled = torch.compile(model, backend="fusekit")                   # defaults
+    compiled = fusekit.torch.compile(model, report="fusion.txt")         # options, and a report
+
+Dynamo captures the model's graph; AOTAutograd traces it to ATen (forward and, in training, the
+backward graph, each handed to this backend). :mod:`.partition` finds the maximal groups of ops the
+generator can fuse; each group becomes a :class:`fusekit.gen.GeneratedOp` (cached by expression and
+dtypes, so repeated layers reuse one operator), registered with ``torch.library`` by
+:func:`fusekit.torch.ops.as_torch_op`, and the group's nodes are replaced by one call of it, which runs
+the generated kernel on the simulated NPU. Other ops run in eager PyTorch on the CPU.
+
+Never a wrong answer: before a group is replaced, its generated operator runs once on random inputs
+of the group's shapes and dtypes and is compared with the group's ATen ops run eagerly, under
+``fusekit.verify``'s criterion (the CANN samples' tolerance of the output dtype) -- a group that
+fails, or that the generator refuses (a row longer than UB, mixed dtypes it cannot tile, ...), is
+left eager and the report says why. A graph with tensors on a device fusekit cannot run (CUDA, ...)
+runs eagerly as a whole, with a warning; float64 and integer ops stay eager (the NPU's vector kernels
+take float16, bfloat16 and float32).
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch._dynamo.backends.common import aot_autograd
+from torch._functorch.aot_autograd import make_boxed_func
+from torch._subclasses.fake_tensor import unset_fake_temporarily
+from torch.fx.passes.tools_common import legalize_graph
+
+from fusekit.gen import GraphError
+from fusekit.gen.op import GeneratedOp
+
+from . import partition as P
+from .ops import as_torch_op, rows_view, to_numpy
+from .report import GroupRecord, Report
+
+PRECISIONS = ("fp32", "native")
+
+
+@dataclass
+class Options:
+    """The backend's settings (see :func:`compile`)."""
+
+    soc: "str | None" = None
+    precision: str = "fp32"
+    report: "str | None" = None
+    min_ops: int = 2
+    verify: bool = True
+    predict: "bool | None" = None  # None: when a report is written
+    project: bool = True
+    progress: bool = True
+
+    def __post_init__(self):
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
+        if self.min_ops < 1:
+            raise ValueError(f"min_ops must be >= 1 (the smallest group replaced), got {self.min_ops}")
+        from fusekit.soc import get_soc
+        self.soc = get_soc(self.soc).name  # unknown SoC: fusekit.soc's error, now rather than at the first call
+        if self.predict is None:
+            self.predict = self.report is not None
+        if self.report is not None:
+            from fusekit.files import write_problem
+
+            problem = write_problem(self.report)
+            if problem:
+                raise ValueError(f"report={self.report!r}: {problem}")
+
+
+@dataclass
+class _Generated:
+    """A generated operator shared by every group of one expression and dtypes."""
+
+    op: GeneratedOp
+    overload: object
+    checks: dict = field(default_factory=dict)   # input shapes -> verify summary (or Exception)
+    perf: dict = field(default_factory=dict)     # input shapes -> fusekit.gen.perf.Comparison
+    files: dict = field(default_factory=dict)    # input shapes -> (kernel file, project)
+
+
+_CACHE: dict = {}  # (expression, dtypes, precision, soc) -> _Generated
+
+
+class Backend:
+    """The backend callable Dynamo calls with (GraphModule, example inputs); keeps the :class:`Report`."""
+
+    def __init__(self, options: "Options | None" = None):
+        self.options = options or Options()
+        self.report = Report(self.options.soc, self.options.precision)
+        self._graphs = 0
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs):
+        bad = [t for t in example_inputs if isinstance(t, torch.Tensor) and t.device.type != "cpu"]
+        if bad:
+            msg = (f"fusekit backend: the graph has tensors on {bad[0].device}; fusekit runs CPU tensors on its "
+                   "simulated NPU, so this graph runs eagerly (move the model and inputs to the CPU to fuse)")
+            warnings.warn(msg, stacklevel=2)
+            self.report.warnings.append(msg)
+            return gm.forward
+        compiled = aot_autograd(fw_compiler=self._compiler("forward"), bw_compiler=self._compiler("backward"),
+                                inference_compiler=self._compiler("inference"), decompositions=_decompositions())
+        return compiled(gm, example_inputs)
+
+    def _compiler(self, kind: str):
+        def compile_graph(gm: torch.fx.GraphModule, example_inputs):
+            self._graphs += 1
+            label = kind if self._graphs <= 3 else f"{kind} #{self._graphs}"
+            started = time.perf_counter()
+            backup = _copy(gm)
+            try:
+                fuse(gm, self.options, self.report, label)
+            except Exception as exc:  # a backend bug must not break the user's model: run it eagerly
+                msg = f"fusekit backend: {type(exc).__name__}: {exc}; the {label} graph runs eagerly"
+                warnings.warn(msg, stacklevel=2)
+                self.report.warnings.append(msg)
+                gm = backup
+            self.report.compile_s[label] = self.report.compile_s.get(label, 0.0) + time.perf_counter() - started
+            if self.options.report:
+                self.report.write(self.options.report)
+            return make_boxed_func(gm.forward)
+        return compile_graph
+
+
+def _decompositions() -> dict:
+    """ATen ops decomposed before partitioning, so that their pointwise and last-axis parts fuse (the
+    layer-norm backward's sums over rows stay eager)."""
+    from torch._decomp import get_decompositions
+
+    return get_decompositions([torch.ops.aten.native_layer_norm_backward])
+
+
+def _copy(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """An untouched copy of ``gm`` to fall back on (the pass rewrites the graph in place)."""
+    graph = torch.fx.Graph()
+    graph.output(graph.graph_copy(gm.graph, {}))
+    return torch.fx.GraphModule(gm, graph)
+
+
+def fusekit_backend(gm: torch.fx.GraphModule, example_inputs, options: "dict | None" = None):
+    """``torch.compile(model, backend="fusekit", options={...})``: the backend with :class:`Options`
+    (keys: soc, precision, report, min_ops, verify, predict, project, progress; see :func:`compile`)."""
+    return Backend(Options(**(options or {})))(gm, example_inputs)
+
+
+try:
+    from torch._dynamo import list_backends, register_backend
+
+    if "fusekit" not in list_backends(exclude_tags=()):
+        register_backend(fusekit_backend, name="fusekit")
+except ImportError:  # pragma: no cover - torch without dynamo
+    pass
+
+
+def compile(model, *, report: "str | None" = None, soc: "str | None" = None, precision: str = "fp32",
+            min_ops: int = 2, verify: bool = True, predict: "bool | None" = None, project: bool = True,
+            progress: bool = True, **compile_kwargs):
+    """``torch.compile(model, backend=<fusekit>)`` with options; returns the compiled model, whose
+    ``fusekit_report`` attribute is the :class:`fusekit.torch.report.Report` (filled at the first call).
+
+    Args:
+        model: a torch.nn.Module or function.
+        report: path of the report file (text, or JSON if it ends in .json), rewritten after each graph
+            is compiled; generated kernels and CANN projects go to ``<report>.kernels/``.
+        soc: SoC name for kernels and predictions (default Ascend910B1).
+        precision: ``"fp32"`` (compute in float32, round once at the output: what the CANN samples'
+            tolerance is checked in) or ``"native"`` (compute in the tensors' dtype).
+        min_ops: the fewest ATen ops a group needs to be replaced (1: single ops too).
+        verify: check each generated operator against the eager ops at compile time (a mismatch
+            leaves the group eager); turning it off saves a simulation per distinct group.
+        predict: predict fused and unfused NPU times (default: when ``report`` is given).
+        project: write each generated operator's CANN project with the report (needs pyasc).
+        progress: a progress bar while groups are generated and simulated.
+        compile_kwargs: passed to ``torch.compile`` (``dynamic`` defaults to False: kernels are
+            generated for static shapes).
+
+    Raises:
+        ValueError: an unknown precision or SoC, ``min_ops`` < 1, a report path that cannot be written.
+    """
+    options = Options(soc, precision, report, min_ops, verify, predict, project, progress)
+    backend = Backend(options)
+    compile_kwargs.setdefault("dynamic", False)
+    compiled = torch.compile(model, backend=backend, **compile_kwargs)
+    try:
+        compiled.fusekit_report = backend.report
+    except AttributeError:  # pragma: no cover - a compiled function object without attributes
+        pass
+    return compiled
+
+
+# -- the pass ----------------------------------------------------------------------------------------
+def fuse(gm: torch.fx.GraphModule, options: Options, report: Report, label: str) -> None:
+    """Replace the fusible groups of ``gm`` (in place) and record them in ``report``."""
+    groups, reasons = P.find_groups(gm.graph)
+    eager = report.eager.setdefault(label, {})
+    for node, reason in reasons.items():
+        key = f"{P._name(node.target)}: {reason}" if "primitive" not in reason else reason
+        eager[key] = eager.get(key, 0) + 1
+        if reason.startswith(("tensor on", "operand on")) or "float64" in reason:
+            msg = f"fusekit backend: {P._name(node.target)} ({reason}) stays eager in the {label} graph"
+            if msg not in report.warnings:
+                warnings.warn(msg, stacklevel=3)
+                report.warnings.append(msg)
+    plans = []
+    todo = [g for g in groups if _op_count(g) >= options.min_ops]
+    for g in groups:
+        if g not in todo:
+            key = f"{' + '.join(P._name(n.target) for n in g.nodes)}: a lone op, nothing to fuse"
+            eager[key] = eager.get(key, 0) + 1
+    bar = _progress(todo, label, options.progress)
+    for g in bar:
+        kernels = [n for n in g.nodes if n.target is not operator.getitem and P.HANDLERS.get(n.target) != P.VIEWS]
+        record = GroupRecord("", label, [P._name(n.target) for n in kernels], _sources(kernels))
+        report.groups.append(record)
+        try:
+            with unset_fake_temporarily():  # the compile-time check runs real tensors
+                plans.append((g, _prepare(g, options, record, report)))
+        except (P.Unfusible, GraphError, ValueError, TypeError, NotImplementedError, RuntimeError) as exc:
+            record.reason = _short(exc)
+    remap: dict = {}  # an earlier group's output -> the node now holding its value
+    for g, plan in plans:
+        _replace(gm.graph, g, plan, remap)
+    legalize_graph(gm)
+    gm.graph.lint()
+    gm.recompile()
+
+
+def _op_count(g) -> int:
+    return sum(1 for n in g.nodes if n.target is not operator.getitem and P.HANDLERS.get(n.target) != P.VIEWS)
+
+
+def _progress(items, label, enabled):
+    if not enabled or not items:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=f"fusekit: generating and checking {label} groups", unit="group", leave=False)
+
+
+def _short(exc) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text if len(text) < 400 else text[:397] + "..."
+
+
+def _sources(nodes) -> list:
+    """'file:line: code' of the innermost frame of each node's stack trace (once each; paths of installed
+    packages from the package directory on, others as given)."""
+    out = []
+    for n in nodes:
+        trace = n.meta.get("stack_trace")
+        if not trace:
+            continue
+        frames = [ln.strip() for ln in trace.strip().splitlines()]
+        for i in range(len(frames) - 1, -1, -1):
+            if frames[i].startswith("File "):
+                where = frames[i][5:].replace('"', "").replace(", line ", ":").split(", in ")[0]
+                where = where.split("site-packages/")[-1]
+                code = frames[i + 1] if i + 1 < len(frames) else ""
+                text = f"{where}: {code}"
+                if text not in out:
+                    out.append(text)
+                break
+    return out
+
+
+@dataclass
+class _Plan:
+    overload: object
+    expr: P.Expression
+    out_shape: tuple
+    options: Options
+
+
+def _users_outside(g):
+    graph_outputs = set()
+    for n in g.nodes:
+        for u in n.users:
+            if u not in g.members:
+                graph_outputs.add(n)
+    # a view with users outside is recomputed there from its operand, which must then be an output
+    for n in list(graph_outputs):
+        src = n
+        while src in g.members and src.target is not operator.getitem and P.HANDLERS.get(src.target) == P.VIEWS:
+            src = src.args[0]
+        if src in g.members:
+            graph_outputs.add(src)
+    return lambda n: n in graph_outputs
+
+
+def _prepare(g, options: Options, record: GroupRecord, report: Report) -> _Plan:
+    expr = P.expression(g, _users_outside(g))
+    record.expression = P.pretty(expr.graph)
+    record.inputs = [_desc(a) for a in expr.inputs]
+    record.outputs = [_desc(o) for o in expr.outputs]
+    key = (expr.graph.text(), expr.dtype, tuple(sorted(expr.graph.input_dtypes.items())), options.precision,
+           options.soc)
+    gen = _CACHE.get(key)
+    record.reused = gen is not None
+    if gen is None:
+        ops = [P._name(n.target).split(".")[0].lstrip("_") for n in g.nodes
+               if n.target is not operator.getitem and P.HANDLERS.get(n.target) != P.VIEWS]
+        name = "fx_" + "_".join(dict.fromkeys(ops[:6]))
+        op = GeneratedOp(None, (expr.dtype,), name=name, graph=expr.graph)
+        gen = _Generated(op, as_torch_op(op))
+        _CACHE[key] = gen
+    record.name = gen.overload._schema.name.split("::")[1]
+    shapes = tuple(P.shape_of(a) for a in expr.inputs)
+    out_shape = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+    want = [(P.shape_of(o), P.dtype_of(o)) for o in expr.outputs]
+    for shape, dtype in want:
+        if not P._fits(shape, out_shape) and shape != out_shape and not P._fits(shape, g.shape):
+            raise P.Unfusible(f"an output of shape {list(shape)} does not fit the kernel's {list(out_shape)}")
+    if options.verify:
+        if shapes not in gen.checks:
+            gen.checks[shapes] = _check(g, expr, gen, options)
+        verdict = gen.checks[shapes]
+        if isinstance(verdict, Exception):
+            raise verdict
+        record.verify = verdict
+    if options.predict:
+        _predict(gen, expr, shapes, options, record)
+    if options.report:
+        try:
+            _files(gen, expr, shapes, options, record)
+        except OSError as exc:  # the kernel is still generated and used; only its copy is missing
+            record.kernel = f"not written: {exc}"
+    record.fused = True
+    return _Plan(gen.overload, expr, out_shape, options)
+
+
+def _desc(node) -> str:
+    return f"{list(P.shape_of(node))} {str(P.dtype_of(node)).replace('torch.', '')}"
+
+
+def _call(gen, expr, tensors, options):
+    kind = P.TORCH[expr.dtype]
+    tensors = [t.to(kind) if t.dtype == torch.bool else t for t in tensors]
+    result = gen.overload(*tensors, precision=options.precision, soc=options.soc)
+    return result if isinstance(result, tuple) else (result,)
+
+
+def _fit_output(t, shape):
+    if tuple(t.shape) == tuple(shape):
+        return t
+    if tuple(shape[-1:]) == (1,) and tuple(t.shape[:-1]) == tuple(shape[:-1]):
+        return t[..., :1]
+    return t.expand(shape)
+
+
+def _check(g, expr, gen, options):
+    """Run the generated operator and the group's ATen ops on the same random inputs; the verify summary,
+    or the exception to leave the group eager with."""
+    from fusekit.verify import compare, tolerance
+
+    gen_ = torch.Generator().manual_seed(0)
+    inputs = {a: torch.randn(P.shape_of(a), generator=gen_, dtype=torch.float32).to(P.dtype_of(a))
+              if P.dtype_of(a) != torch.bool else torch.rand(P.shape_of(a), generator=gen_) > 0.5
+              for a in expr.inputs}
+    env = dict(inputs)
+    for n in g.nodes:
+        args = torch.fx.node.map_arg(n.args, lambda a: env[a])
+        kwargs = torch.fx.node.map_arg(n.kwargs, lambda a: env[a])
+        env[n] = n.target(*args, **kwargs)
+    try:
+        got = _call(gen, expr, [inputs[a] for a in expr.inputs], options)
+    except (GraphError, ValueError, TypeError, RuntimeError, NotImplementedError) as exc:
+        return P.Unfusible(f"the generator refused it: {_short(exc)}")
+    # eager PyTorch rounds every intermediate to its dtype: the result is as precise as the least precise
+    # dtype on the way (a bfloat16 chain cast to float32 at the end is a bfloat16 result)
+    kinds = {P.FLOATS[P.dtype_of(n)] for n in list(expr.inputs) + list(g.nodes)
+             if P.dtype_of(n) in P.FLOATS}
+    loss = max(tolerance(k) for k in kinds)
+    worst = []
+    for o, y in zip(expr.outputs, got):
+        ref = env[o]
+        y = _fit_output(y, ref.shape)
+        if y.dtype != ref.dtype:
+            return P.Unfusible(f"the generated op writes {y.dtype} where the graph has {ref.dtype}")
+        a, e = to_numpy(y.contiguous()), to_numpy(ref.contiguous())
+        c = compare(a, e, reference="eager", loss=loss)
+        if not c.passed:
+            return P.Unfusible(f"the generated op differs from eager PyTorch: {c.summary()}")
+        worst.append(c)
+    c = max(worst, key=lambda c: c.mismatches / max(c.allowed, 1))
+    return (f"passed, {sum(w.mismatches for w in worst)} mismatch(es) allowed {sum(w.allowed for w in worst)} at "
+            f"loss {c.loss:g}; max rel err {max(w.max_rel_err for w in worst):.2g}")
+
+
+def _arrays(expr, shapes):
+    zeros = [np.zeros(s, dtype=_np(P.dtype_of(a))) for s, a in zip(shapes, expr.inputs)]
+    rows, _ = rows_view(zeros)
+    return rows
+
+
+def _np(dtype):
+    import ml_dtypes
+    return {torch.float32: np.float32, torch.float16: np.float16, torch.bfloat16: ml_dtypes.bfloat16}[dtype]
+
+
+def _predict(gen, expr, shapes, options, record):
+    from fusekit.gen.perf import compare
+
+    if shapes not in gen.perf:
+        arrays = _arrays(expr, shapes)
+        names = [n.name for n in expr.graph.inputs]
+        try:
+            gen.perf[shapes] = compare(gen.op, 1, expr.dtype, soc=options.soc, precision=options.precision,
+                                       shapes={k: a.shape for k, a in zip(names, arrays)})
+        except (GraphError, ValueError, TypeError) as exc:
+            gen.perf[shapes] = exc
+    c = gen.perf[shapes]
+    if isinstance(c, Exception):
+        record.reason = f"no prediction: {_short(c)}"
+        return
+    record.fused_us, record.unfused_us = c.fused_us, c.unfused_us
+    record.unfused_kernels, record.launch_share = len(c.kernels), c.launch_share
+
+
+def _files(gen, expr, shapes, options, record):
+    from pathlib import Path
+
+    from fusekit.files import write_atomic
+
+    if shapes not in gen.files:
+        out = Path(str(options.report) + ".kernels") / record.name
+        out.mkdir(parents=True, exist_ok=True)
+        arrays = _arrays(expr, shapes)
+        named = {n.name: a for n, a in zip(expr.graph.inputs, arrays)}
+        _, scalars, rows = gen.op._shapes(named)
+        precision = gen.op.resolve_precision(options.precision, expr.dtype, _soc(options))
+        variant = gen.op.variant(expr.dtype, precision, options.soc, scalars, rows)
+        kernel = out / "kernel.py"
+        write_atomic(kernel, lambda f: f.write(variant.source.encode()))
+        import json
+        write_atomic(out / "op_info.json", lambda f: f.write((json.dumps(gen.op.op_info(), indent=2) + "\n").encode()))
+        project = "not written (project=False)"
+        if options.project:
+            try:
+                from fusekit.gen.project import write_project
+
+                write_project(gen.op, out / "project", row=max(shapes[0][-1] if shapes[0] else 1, 1))
+                project = str(out / "project")
+            except Exception as exc:  # pyasc missing, bfloat16 (pyasc cannot emit it), ...: the report says so
+                project = f"not written: {_short(exc)}"
+        gen.files[shapes] = (str(kernel), project)
+    record.kernel, record.project = gen.files[shapes]
+
+
+def _soc(options):
+    from fusekit.soc import get_soc
+    return get_soc(options.soc)
+
+
+def _replace(graph: torch.fx.Graph, g, plan: _Plan, remap: dict) -> None:
+    """Replace ``g``'s nodes by one call of the generated operator (then getitem / shape fix-ups)."""
+    expr = plan.expr
+    last = max(g.nodes, key=_index(graph))
+    args = []
+    for a in expr.inputs:
+        a = remap.get(a, a)
+        if a in expr.flags or P.dtype_of(a) == torch.bool:  # a condition: 0 / 1 in the kernel's dtype
+            with graph.inserting_after(last):
+                a = graph.call_function(torch.ops.aten._to_copy.default, (a,), {"dtype": P.TORCH[expr.dtype]})
+            last = a
+        args.append(a)
+    with graph.inserting_after(last):
+        call = graph.call_function(plan.overload, tuple(args),
+                                   {"precision": plan.options.precision, "soc": plan.options.soc})
+    new = {}
+    cursor = call
+    for i, o in enumerate(expr.outputs):
+        value = call
+        if len(expr.outputs) > 1:
+            with graph.inserting_after(cursor):
+                value = graph.call_function(operator.getitem, (call, i))
+            cursor = value
+        shape = P.shape_of(o)
+        if shape != plan.out_shape:
+            with graph.inserting_after(cursor):
+                if shape[-1:] == (1,) and shape[:-1] == plan.out_shape[:-1]:
+                    value = graph.call_function(torch.ops.aten.slice.Tensor, (value, -1, 0, 1))
+                else:
+                    value = graph.call_function(torch.ops.aten.expand.default, (value, list(shape)))
+            cursor = value
+        want = o.meta.get("val")
+        if isinstance(want, torch.Tensor) and not want.is_contiguous():
+            # later views were traced on the eager op's strides (e.g. kept from a transposed input)
+            with graph.inserting_after(cursor):
+                value = graph.call_function(restride, (value, tuple(want.stride())))
+            cursor = value
+        value.meta["val"] = want
+        new[o] = value
+    # views with users outside: recomputed from their (new) operand
+    for n in g.nodes:
+        if n in new or n.target is operator.getitem or P.HANDLERS.get(n.target) != P.VIEWS:
+            continue
+        outside = [u for u in n.users if u not in g.members]
+        if not outside:
+            continue
+        src = n.args[0]
+        src = new.get(src, remap.get(src, src))
+        with graph.inserting_after(cursor):
+            view = graph.call_function(n.target, (src,) + tuple(n.args[1:]), dict(n.kwargs))
+        cursor = view
+        view.meta["val"] = n.meta.get("val")
+        new[n] = view
+    remap.update(new)
+    for o, value in new.items():
+        for u in list(o.users):
+            if u not in g.members:
+                u.replace_input_with(o, value)
+    for n in reversed(g.nodes):
+        if not n.users:
+            graph.erase_node(n)
+    leftover = [n.name for n in g.nodes if n.graph is graph and n in graph.nodes]
+    if leftover:  # pragma: no cover - a member still used: the rewrite above missed a user
+        raise RuntimeError(f"fusekit backend: nodes {leftover} still have users after fusion")
+
+
+def restride(t: torch.Tensor, stride: tuple) -> torch.Tensor:
+    """A copy of ``t`` laid out with ``stride`` (the layout the eager op would have produced)."""
+    out = torch.empty_strided(t.shape, stride, dtype=t.dtype, device=t.device)
+    return out.copy_(t)
+
+
+def _index(graph):
+    index = {n: i for i, n in enumerate(graph.nodes)}
+    return lambda n: index[n]

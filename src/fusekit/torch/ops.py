@@ -1,0 +1,378 @@
+"""fusekit operators as PyTorch operators: ``torch.library`` registration, fake kernels and autograd.
+
+Every operator is a ``torch.library.custom_op`` in the namespace ``fusekit``::
+
+    import fusekit.torch
+    y = torch.ops.fusekit.swiglu(a, b)                       # runs the generated kernel on the simulator
+    y = torch.ops.fusekit.fused_add_scale(x1, x2, 0.5)       # the hand-written FusedAddScale kernel
+    op = fusekit.torch.as_torch_op(my_generated_op)          # a user's fusekit.gen.GeneratedOp
+
+- CPU kernel: the tensors' memory goes to the simulator as numpy views (``Tensor.numpy()``; a
+  bfloat16 tensor is viewed through its int16 bytes as ``ml_dtypes.bfloat16``), so nothing is copied
+  unless the generator needs a contiguous layout; the outputs are fresh contiguous tensors.
+- Fake / meta kernel: output shapes by numpy broadcasting of the tensor inputs, dtypes by the
+  generator's rule (``fusekit.gen.lower.natural_dtypes``), so FakeTensor, ``torch.compile`` and meta
+  tensors see what the kernel returns.
+- Autograd: the backward of an operator is itself a generated fused operator, derived from the
+  expression graph by :mod:`fusekit.gen.autodiff` for the call's dtype and precision, and registered
+  here the same way (``<name>_backward_<dtype>_<precision>``); gradients of broadcast inputs are
+  summed back to the input's shape with ``Tensor.sum_to_size``.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import ml_dtypes
+import numpy as np
+import torch
+
+from fusekit.gen.lower import natural_dtypes
+from fusekit.gen.op import GeneratedOp
+
+NAMESPACE = "fusekit"
+OPTIONS = ("precision", "soc")  # keyword-only arguments every operator takes after its own
+# the tensor dtypes the simulator takes (fusekit.asc.dtypes names); float64 and the rest are refused
+DTYPES = {torch.float16: "float16", torch.float32: "float32", torch.bfloat16: "bfloat16", torch.int8: "int8",
+          torch.int16: "int16", torch.int32: "int32", torch.uint8: "uint8"}
+TORCH_DTYPES = {v: k for k, v in DTYPES.items()}
+HAND_WRITTEN = ("fused_add_scale",)  # names taken by hand-written kernels; a generated namesake gets "_generated"
+
+_LOCK = threading.RLock()
+_BY_KEY: dict = {}    # signature key -> _Spec
+_BY_NAME: dict = {}   # torch name -> _Spec
+
+
+def to_numpy(t: torch.Tensor) -> np.ndarray:
+    """A numpy view of a CPU tensor's memory (bfloat16 through its bytes as ``ml_dtypes.bfloat16``)."""
+    t = t.detach()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return t.numpy()
+
+
+def from_numpy(a: np.ndarray) -> torch.Tensor:
+    """A tensor sharing ``a``'s memory (bfloat16 through its bytes)."""
+    if a.dtype == ml_dtypes.bfloat16:
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+@dataclass(eq=False)
+class _Spec:
+    """One registered operator: its expression graph, how it runs, and its torch.library entry."""
+
+    name: str                 # the torch name: torch.ops.fusekit.<name>
+    graph: object             # fusekit.gen.graph.Graph: schema, dtypes, autograd
+    dtypes: tuple             # floating dtypes the operator takes
+    run: object               # (arrays, attrs, precision, soc) -> list of numpy outputs
+    gen: GeneratedOp          # the generated op (for the hand-written one: the catalogue's namesake)
+    broadcast: bool = True    # numpy broadcasting between tensor inputs (the hand-written kernel: equal shapes)
+    positional_attrs: bool = True
+    backwards: dict = field(default_factory=dict)
+
+    @property
+    def qualname(self) -> str:
+        return f"{NAMESPACE}::{self.name}"
+
+    @property
+    def overload(self):
+        return getattr(getattr(torch.ops, NAMESPACE), self.name).default
+
+    # -- the schema
+    def schema(self) -> str:
+        g = self.graph
+        args = [f"Tensor {n.name}" for n in g.inputs]
+        attrs = [f"float {a.name}" + ("" if g.defaults[a.name] is None else f"={float(g.defaults[a.name])!r}")
+                 for a in g.attrs]
+        options = ["str? precision=None", "str? soc=None"]
+        if self.positional_attrs:
+            args += attrs
+        else:
+            options = attrs + options
+        outs = ["Tensor"] * len(g.outputs)
+        ret = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
+        return f"({', '.join(args)}, *, {', '.join(options)}) -> {ret}"
+
+    def split(self, args: tuple, kwargs: dict):
+        """(tensors, attrs {name: float}, precision, soc) from a call in schema order."""
+        g = self.graph
+        n = len(g.inputs)
+        tensors = list(args[:n])
+        rest = list(args[n:])
+        attrs = {}
+        for a in g.attrs:
+            if rest:
+                attrs[a.name] = rest.pop(0)
+            elif a.name in kwargs:
+                attrs[a.name] = kwargs[a.name]
+            else:
+                attrs[a.name] = g.defaults[a.name]
+        return tensors, attrs, kwargs.get("precision"), kwargs.get("soc")
+
+    # -- checks shared by the real and the fake kernel
+    def check(self, tensors: list, fake: bool = False) -> str:
+        """Device and dtype checks; returns the floating dtype of the call (fusekit.asc.dtypes name)."""
+        names = [n.name for n in self.graph.inputs]
+        for name, t in zip(names, tensors):
+            if not isinstance(t, torch.Tensor):
+                raise TypeError(f"{self.qualname}: {name} must be a torch.Tensor, got {type(t).__name__}")
+            if t.device.type != "cpu" and not (fake and t.device.type == "meta"):
+                raise RuntimeError(f"{self.qualname} runs on fusekit's simulated NPU from CPU tensors; {name} is on "
+                                   f"{t.device}: move the inputs with .cpu() (fusekit has no {t.device.type} kernel)")
+            if t.dtype not in DTYPES:
+                raise TypeError(f"{self.qualname} takes {self.takes()} tensors; {name} is {t.dtype}: convert it with "
+                                f".to(torch.{self.dtypes[0]})")
+        free = {}
+        for name, t in zip(names, tensors):
+            got, fixed = DTYPES[t.dtype], self.graph.input_dtypes.get(name)
+            if fixed is not None and got != fixed:
+                raise TypeError(f"{self.qualname}: {name} must be torch.{fixed}, got {t.dtype}")
+            if fixed is None:
+                free[name] = got
+        kinds = set(free.values())
+        if len(kinds) > 1:
+            raise TypeError(f"{self.qualname}: inputs {', '.join(f'{k} ({v})' for k, v in free.items())} differ in "
+                            f"dtype; convert them to one of {self.takes()}")
+        dtype = kinds.pop() if kinds else self.dtypes[0]
+        if dtype not in self.dtypes:
+            raise TypeError(f"{self.qualname} takes {self.takes()} tensors, got torch.{dtype}: convert with "
+                            f".to(torch.{self.dtypes[0]})")
+        if not self.broadcast and any(t.shape != tensors[0].shape for t in tensors[1:]):
+            raise ValueError(f"{self.qualname} takes tensors of one shape (the hand-written kernel does not "
+                             f"broadcast), got {', '.join(f'{k}{list(t.shape)}' for k, t in zip(names, tensors))}; "
+                             f"torch.ops.fusekit.{self.name}_generated broadcasts")
+        return dtype
+
+    def takes(self) -> str:
+        fixed = [f"{k}: {v}" for k, v in self.graph.input_dtypes.items()]
+        return ", ".join(self.dtypes) + (f" ({', '.join(fixed)})" if fixed else "")
+
+    def out_dtypes(self, dtype: str) -> list:
+        nat = natural_dtypes(self.graph, dtype)
+        return [TORCH_DTYPES[nat[k]] for k in self.graph.output_names]
+
+    # -- kernels
+    def real(self, *args, **kwargs):
+        tensors, attrs, precision, soc = self.split(args, kwargs)
+        self.check(tensors)
+        outs = self.run([to_numpy(t) for t in tensors], attrs, precision, soc)
+        result = tuple(from_numpy(np.asarray(o, order="C")) for o in outs)  # ascontiguousarray makes 0-d 1-d
+        return result[0] if len(result) == 1 else result
+
+    def fake(self, *args, **kwargs):
+        tensors, attrs, precision, soc = self.split(args, kwargs)
+        dtype = self.check(tensors, fake=True)
+        try:
+            shape = torch.broadcast_shapes(*(t.shape for t in tensors))
+        except RuntimeError:
+            raise ValueError(f"{self.qualname}: shapes {', '.join(str(list(t.shape)) for t in tensors)} do not "
+                             "broadcast (numpy's rules)") from None
+        device = tensors[0].device
+        result = tuple(torch.empty(shape, dtype=d, device=device) for d in self.out_dtypes(dtype))
+        return result[0] if len(result) == 1 else result
+
+    # -- autograd
+    def setup_context(self, ctx, inputs, output, keyword_only_inputs=None):
+        # inputs: the positional schema arguments (tensors, then attributes unless keyword-only)
+        kw = dict(keyword_only_inputs or {})
+        tensors, attrs, precision, soc = self.split(tuple(inputs), kw)
+        ctx.save_for_backward(*tensors)
+        ctx.attrs, ctx.precision, ctx.soc = attrs, precision, soc
+        outs = output if isinstance(output, tuple) else (output,)
+        ctx.mark_non_differentiable(*[o for o in outs if not o.is_floating_point()])
+
+    def backward(self, ctx, *grads):
+        tensors = ctx.saved_tensors
+        need = ctx.needs_input_grad[:len(tensors)]
+        grads_in = input_grads(self, tensors, grads, ctx.attrs, ctx.precision, ctx.soc, need)
+        return tuple(grads_in) + (None,) * (len(ctx.needs_input_grad) - len(tensors))
+
+
+def _key(op: GeneratedOp) -> tuple:
+    g = op.graph
+    return (op.name, g.text(), tuple(n.name for n in g.inputs), tuple((a.name, g.defaults[a.name]) for a in g.attrs),
+            tuple(g.output_names), tuple(op.dtypes), tuple(sorted(g.input_dtypes.items())), op.row_outputs)
+
+
+def _free_name(base: str) -> str:
+    name = f"{base}_generated" if base in HAND_WRITTEN else base
+    k = 2
+    while name in _BY_NAME:
+        name = f"{base}_{k}"
+        k += 1
+    return name
+
+
+def rows_view(arrays: list) -> tuple:
+    """The inputs as the generator's tiling takes them: for a broadcast shape of rank > 2 the leading axes
+    are folded into rows (N, C), and each input becomes (N, C), one row (C,), one value per row (N, 1) or one
+    element; an input broadcast along some leading axes only is materialised (np.broadcast_to(...), copied).
+    Returns (arrays, broadcast shape)."""
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    if len(shape) <= 2:
+        return arrays, shape
+    c = shape[-1]
+    n = int(np.prod(shape[:-1]))
+    column = shape[:-1] + (1,)
+    out = []
+    for a in arrays:
+        if a.shape == shape:
+            out.append(a.reshape(n, c))
+        elif a.size == 1:
+            out.append(a.reshape(()))
+        elif a.size == c and a.shape[-1] == c:
+            out.append(a.reshape(c))
+        elif a.size == n and np.broadcast_shapes(a.shape, column) == column:
+            out.append(a.reshape(n, 1))
+        else:
+            out.append(np.broadcast_to(a, shape).reshape(n, c))
+    return out, shape
+
+
+def _generated_run(op: GeneratedOp):
+    def run(arrays, attrs, precision, soc):
+        rows, shape = rows_view(arrays)
+        result = op.run(*rows, precision=precision, soc=soc, **attrs)
+        return [o.reshape(shape) for o in result.outputs.values()]
+    return run
+
+
+def _register(spec: _Spec) -> _Spec:
+    g = spec.graph
+    clash = set(OPTIONS) & ({n.name for n in g.inputs} | {a.name for a in g.attrs})
+    if clash:
+        raise ValueError(f"{spec.name}: parameter name(s) {sorted(clash)} are reserved by fusekit.torch (the "
+                         "precision and soc options); rename them")
+    defaults = [g.defaults[a.name] is not None for a in g.attrs]
+    spec.positional_attrs = defaults == sorted(defaults)  # torch schemas: defaults only at the end
+    opdef = torch.library.custom_op(spec.qualname, spec.real, mutates_args=(), schema=spec.schema())
+    opdef.register_fake(spec.fake)
+    opdef.register_autograd(spec.backward, setup_context=spec.setup_context)
+    spec.opdef = opdef
+    _BY_NAME[spec.name] = spec
+    return spec
+
+
+def _spec_for(op: GeneratedOp) -> _Spec:
+    key = _key(op)
+    with _LOCK:
+        spec = _BY_KEY.get(key)
+        if spec is None:
+            spec = _register(_Spec(_free_name(op.name), op.graph, op.dtypes, _generated_run(op), op))
+            _BY_KEY[key] = spec
+    return spec
+
+
+def as_torch_op(op: GeneratedOp):
+    """Register a generated operator with ``torch.library`` (once) and return its torch operator.
+
+    The operator is ``torch.ops.fusekit.<name>.default`` (a ``torch._ops.OpOverload``), where
+    ``<name>`` is ``op.name``, or ``op.name + "_generated"`` for the name of a hand-written kernel
+    (``fused_add_scale``), or ``op.name + "_2"``, ``"_3"``, ... when another operator of that name
+    but another expression, signature or dtype list was registered first in this process. Calling
+    ``as_torch_op`` again with an equal op (same name, expression, inputs, attributes with defaults,
+    outputs and dtypes; the GeneratedOp object may differ) returns the same operator.
+
+    Call it as ``f(t_1, ..., t_n, a_1, ..., a_m, *, precision=None, soc=None)``:
+
+    - ``t_i``: the op's tensor inputs, positionally, in the function's order: CPU tensors of one
+      of ``op.dtypes`` (torch.float16, torch.float32, torch.bfloat16), all of one dtype, except
+      inputs whose annotation fixes a dtype (``x: "int32"``). Shapes broadcast as numpy's; 0-d, (C,)
+      and (N, 1) inputs are broadcast by the kernel's tiling, other broadcasts are materialised.
+    - ``a_j``: the op's float attributes (the function's keyword-only parameters), positionally
+      after the tensors or by keyword, with their defaults. (If a required attribute follows one
+      with a default, all attributes are keyword-only, as torch schemas need.)
+    - ``precision``: ``"native"`` or ``"fp32"`` (None: native, fp32 for bfloat16), as
+      ``GeneratedOp.run``. ``soc``: SoC name (None: Ascend910B1).
+
+    Returns one tensor, or a tuple for several outputs (``op.graph.output_names`` order), of the
+    broadcast shape, contiguous, in the generator's output dtypes (the input dtype unless the
+    expression casts). Integer outputs are non-differentiable.
+
+    Autograd: gradients for every floating tensor input that requires grad, computed by the fused
+    backward operator ``fusekit.gen.autodiff`` derives (itself registered here, so it also runs
+    under ``torch.compile`` and has a fake kernel); attributes get no gradient.
+
+    Raises (when called): RuntimeError for tensors on another device than CPU (CUDA, ...; meta and
+    fake tensors only get shapes); TypeError for a dtype the op does not take or mixed dtypes;
+    ValueError for shapes that do not broadcast or a kernel limit (e.g. a row longer than UB).
+    Raises (here): ValueError if an input or attribute is named ``precision`` or ``soc``.
+    """
+    return _spec_for(op).overload
+
+
+def spec_of(name: str) -> _Spec:
+    """The registration record of ``torch.ops.fusekit.<name>`` (KeyError if fusekit.torch did not register it)."""
+    return _BY_NAME[name]
+
+
+def _hand_written_run(arrays, attrs, precision, soc):
+    from fusekit.ops.fused_add_scale import fused_add_scale
+
+    return [fused_add_scale(*arrays, attrs["scale"], precision=precision, soc=soc)]
+
+
+def register_shipped() -> dict:
+    """Register the hand-written FusedAddScale and every catalogue operator (idempotent); returns
+    {torch name: OpOverload}."""
+    from fusekit.gen.catalogue import CATALOGUE
+
+    with _LOCK:
+        if "fused_add_scale" not in _BY_NAME:
+            gen = CATALOGUE["fused_add_scale"]
+            _register(_Spec("fused_add_scale", gen.graph, gen.dtypes, _hand_written_run, gen, broadcast=False))
+        out = {"fused_add_scale": _BY_NAME["fused_add_scale"].overload}
+        for op in CATALOGUE.values():
+            spec = _spec_for(op)
+            out[spec.name] = spec.overload
+    return out
+
+
+def input_grads(spec: _Spec, tensors, grads, attrs: dict, precision, soc, need) -> list:
+    """Gradients of ``spec``'s tensor inputs (None where not needed or not differentiable), by the fused
+    backward operator of the call's dtype and precision (see module doc)."""
+    from fusekit.gen import autodiff
+    from fusekit.soc import get_soc
+
+    if not any(need):
+        return [None] * len(tensors)
+    dtype = spec.check(list(tensors), fake=True)
+    precision = spec.gen.resolve_precision(precision, dtype, get_soc(soc))
+    compute = "float32" if precision == "fp32" else dtype
+    with _LOCK:
+        back = spec.backwards.get((dtype, precision))
+        if back is None:
+            back = autodiff.backward(spec.graph, dtype, compute, name=f"{spec.name}_backward_{dtype}_{precision}")
+            spec.backwards[(dtype, precision)] = back
+    names = [n.name for n in spec.graph.inputs]
+    by_name = dict(zip(names, tensors))
+    grad_by_name = {back.grad_names[o]: g for o, g in zip(spec.graph.output_names, grads) if o in back.grad_names}
+    shape = torch.broadcast_shapes(*(t.shape for t in tensors))
+    outs = {}
+    if back.op is not None:
+        fn = as_torch_op(back.op)
+        args = []
+        for n in back.op.graph.inputs:
+            t = by_name[n.name] if n.name in by_name else grad_by_name[n.name]
+            if t is None:  # an output whose gradient autograd did not materialise
+                t = torch.zeros(shape, dtype=TORCH_DTYPES[back.op.graph.input_dtypes[n.name]])
+            args.append(t)
+        kw = {a.name: (1.0 / shape[-1] if shape and shape[-1] else 0.0) if a.name == back.inv_cols else attrs[a.name]
+              for a in back.op.graph.attrs}
+        result = fn(*args, **kw, precision=precision, soc=soc)
+        result = result if isinstance(result, tuple) else (result,)
+        outs = dict(zip(back.op.graph.output_names, result))
+    out = []
+    for name, x, wanted in zip(names, tensors, need):
+        where = back.grads.get(name)
+        if not wanted or where is None:
+            out.append(None if not wanted or not x.is_floating_point() else torch.zeros_like(x))
+            continue
+        kind, ref = where
+        g = outs[ref] if kind == "output" else grad_by_name[ref]
+        g = torch.broadcast_to(g, shape) if tuple(g.shape) != tuple(shape) else g
+        out.append(g.sum_to_size(x.shape) if tuple(g.shape) != tuple(x.shape) else
+                   (g.clone() if kind != "output" else g))
+    return out
