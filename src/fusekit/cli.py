@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(words) > 1 and words[0] in ("run", "profile", "emit", "tune"):  # generated operators (fusekit.gen)
         from fusekit.gen.cli import is_generated, main as generated_main
 
-        if words[1] not in OPS and is_generated(words[1]):
+        if words[1] not in OPS and is_generated(words[1], kernel_files=words[0] == "emit"):
             return generated_main(words)
     parser = _parser()
     args = parser.parse_args(_negative_values(sys.argv[1:] if argv is None else list(argv)))

@@ -16,6 +16,7 @@ axis; integer inputs random integers). ``main`` returns the exit status (0: veri
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import sys
 from pathlib import Path
@@ -32,13 +33,34 @@ from .perf import compare as perf_compare
 ROW_INPUTS = {"bias", "gamma", "beta", "mask", "scale", "offset"}  # catalogue inputs of shape (C,)
 
 
-def is_generated(name: str) -> bool:
-    """Whether ``fusekit run NAME`` means a generated operator (catalogue name or FILE:NAME)."""
+def is_generated(name: str, kernel_files: bool = False) -> bool:
+    """Whether ``fusekit run NAME`` means a generated operator (catalogue name or FILE:NAME).
+
+    ``kernel_files``: the subcommand also takes ``FILE.py:KERNEL`` for a hand-written @asc.jit kernel (``emit``),
+    so a FILE:NAME is a generated operator only when NAME in FILE is a @fusekit.op.
+    """
     try:
         get(name)
         return True
     except KeyError:
-        return ":" in name and name.rsplit(":", 1)[0].endswith(".py")
+        if ":" not in name or not name.rsplit(":", 1)[0].endswith(".py"):
+            return False
+    if not kernel_files:
+        return True
+    try:
+        load(name)
+        return True
+    except Exception:  # noqa: BLE001 - any failure: the kernel-file path reports it in its own words
+        return False
+
+
+@functools.cache
+def _module(path: str):
+    """The user's operator file, executed once per process (``is_generated`` and ``load`` both read it)."""
+    spec = importlib.util.spec_from_file_location(f"fusekit_user_{Path(path).stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def load(name: str) -> GeneratedOp:
@@ -55,10 +77,7 @@ def load(name: str) -> GeneratedOp:
     path, _, attr = name.rpartition(":")
     if not Path(path).is_file():
         raise ValueError(f"{path}: no such file")
-    spec = importlib.util.spec_from_file_location(f"fusekit_user_{Path(path).stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    op = getattr(module, attr, None)
+    op = getattr(_module(str(Path(path).resolve())), attr, None)
     if not isinstance(op, GeneratedOp):
         raise ValueError(f"{name}: {attr} is not a @fusekit.op operator in {path}")
     return op
