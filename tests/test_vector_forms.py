@@ -75,7 +75,7 @@ CASES = [  # (dtype, mask, repeats, (dst, src0, src1) x (blk, rep))
     (F16, [0x69A569A569A569A5, 0x69A569A569A569A5], 2, {"dst": (2, 16), "src0": (2, 16), "src1": (1, 8)}),
     (F16, [0, 1 << 63], 3, {"dst": (1, 8), "src0": (1, 8), "src1": (1, 8)}),  # only lane 127
     (F32, [0x8000000000000001], 2, {"dst": (1, 8), "src0": (1, 8), "src1": (1, 8)}),
-    (F32, [0xF0F0F0F0F0F0F0F0, 0xFFFF], 1, {"dst": (1, 8), "src0": (1, 8), "src1": (1, 8)}),  # high unused: 64 lanes
+    (F32, [0xF0F0F0F0F0F0F0F0, 0], 1, {"dst": (1, 8), "src0": (1, 8), "src1": (1, 8)}),  # 32-bit: maskHigh = 0 (掩码.md 表5)
     (F16, 200, 1, {"dst": (1, 8), "src0": (1, 8), "src1": (1, 8)}),          # past 128: all lanes (掩码.md)
 ]
 

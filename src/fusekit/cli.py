@@ -110,8 +110,16 @@ def lookup_op(name: str) -> types.ModuleType:
         ValueError: no such operator; the message lists the known ones.
     """
     if name not in OPS:
-        raise ValueError(f"unknown operator {name!r}; choose from {', '.join(OPS)}")
+        raise ValueError(f"unknown operator {name!r}; choose from {_all_ops()}")
     return importlib.import_module(OPS[name])
+
+
+def _all_ops() -> str:
+    """Every operator ``run``/``profile``/``tune`` take: hand-written, the generated catalogue, FILE.py:NAME."""
+    from fusekit.gen.catalogue import CATALOGUE
+
+    names = list(OPS) + [n for n in CATALOGUE if n not in OPS]
+    return ", ".join(names) + ", or FILE.py:NAME (a @fusekit.op in your file)"
 
 
 def _op(text: str) -> str:
@@ -123,12 +131,18 @@ def _op(text: str) -> str:
     return text
 
 
+GENERATED_EPILOG = ("Generated operators (the catalogue: swiglu, add_rms_norm, layer_norm, ...; or FILE.py:NAME, a "
+                    "@fusekit.op in your file) take their own options: fusekit {cmd} OP --shape N [C ...] [--dtype D] "
+                    "[--attr NAME=VALUE]; see fusekit {cmd} swiglu --help.")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="fusekit", description="Fused Ascend C operators on a simulated NPU.")
     parser.add_argument("--version", action="version", version=f"fusekit {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = sub.add_parser("run", help="run an operator on the simulator and verify it",
-                         description="Run an operator on the simulated NPU and verify it against its references.")
+                         description="Run an operator on the simulated NPU and verify it against its references.",
+                         epilog=GENERATED_EPILOG.format(cmd="run"))
     run.add_argument("op", type=_op, metavar="OP", help=f"operator to run ({', '.join(OPS)})")
     src = run.add_argument_group("input (random data of --size, or two .npy files)")
     src.add_argument("--size", type=_bounded(0, None), help="elements of random input (default 1000000)")
@@ -189,7 +203,8 @@ def _parser() -> argparse.ArgumentParser:
 
     profile = sub.add_parser("profile", help="predict an operator's per-pipe timeline and time on the NPU",
                              description="Run an operator on the simulator and predict its time with the timing "
-                                         "model (fusekit.timing): kernel time, pipe utilisation, GM bandwidth.")
+                                         "model (fusekit.timing): kernel time, pipe utilisation, GM bandwidth.",
+                             epilog=GENERATED_EPILOG.format(cmd="profile"))
     _kernel_options(profile)
     profile.add_argument("--tile-length", type=_bounded(1, None), default=None,
                          help="tile length in elements (multiple of 512 B; default: the tiling's)")
@@ -198,7 +213,8 @@ def _parser() -> argparse.ArgumentParser:
     profile.add_argument("--csv", type=Path, help="write PipeUtilization.csv (msprof's columns)")
     profile.set_defaults(func=_profile)
 
-    tune = sub.add_parser("tune", help="search tile length, BUFFER_NUM and cores for the lowest predicted time")
+    tune = sub.add_parser("tune", help="search tile length, BUFFER_NUM and cores for the lowest predicted time",
+                          epilog=GENERATED_EPILOG.format(cmd="tune"))
     tune.add_argument("op", type=_op, metavar="OP", help=f"operator ({', '.join(OPS)})")
     tune.add_argument("--size", type=_bounded(1, tiling.MAX_LAUNCH_ELEMENTS), required=True, help="elements")
     tune.add_argument("--dtype", choices=list(DTYPES), default="float16")
@@ -217,7 +233,10 @@ def _parser() -> argparse.ArgumentParser:
     emit_cmd = sub.add_parser("emit", help="trace a kernel with pyasc into Ascend C (needs fusekit[pyasc])",
                               description="Trace a shipped operator's kernels, or your own kernel (FILE:KERNEL), with "
                                           "Huawei's pyasc and write the Ascend C C++ and the MLIR dumps, or a CANN "
-                                          "custom-operator project (shipped operators).")
+                                          "custom-operator project (shipped operators).",
+                              epilog="Generated operators (the catalogue: swiglu, add_rms_norm, ...; or FILE.py:NAME, "
+                                     "a @fusekit.op in your file) take --row, --buffer-num, --out and --project; see "
+                                     "fusekit emit swiglu --help.")
     emit_cmd.add_argument("op", metavar="OP|FILE:KERNEL",
                           help="fused_add_scale, unfused_add_muls, or a kernel file and name, e.g. my.py:scale_kernel")
     emit_cmd.add_argument("--dtype", choices=list(DTYPES), default="float16")
@@ -242,8 +261,9 @@ def _parser() -> argparse.ArgumentParser:
     conf.add_argument("paths", nargs="*", help="test files or folders of a pyasc checkout (default: python/tutorials, "
                                                "python/test/kernels, python/test/generalization of $FUSEKIT_PYASC_CHECKOUT)")
     conf.add_argument("--no-sanitize", action="store_true", help="do not run the sanitizer on each kernel launch")
+    conf.add_argument("--verbose", action="store_true", help="also print pytest's tracebacks of failing tests")
     conf.set_defaults(func=lambda args: __import__("fusekit.conformance").conformance.run(
-        args.paths, sanitize=not args.no_sanitize))
+        args.paths, sanitize=not args.no_sanitize, verbose=args.verbose))
     return parser
 
 
@@ -400,8 +420,12 @@ def _emit(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if target is None and args.op not in ("fused_add_scale", "unfused_add_muls"):
+        from fusekit.gen.catalogue import CATALOGUE
+
         raise UsageError(f"unknown operator {args.op!r}: emit takes fused_add_scale, unfused_add_muls, or your kernel "
-                         "as FILE:KERNEL (e.g. my_kernel.py:scale_kernel)")
+                         "as FILE:KERNEL (e.g. my_kernel.py:scale_kernel), a generated operator "
+                         f"({', '.join(n for n in CATALOGUE if n != 'fused_add_scale')}) or FILE.py:NAME "
+                         "(a @fusekit.op)")
     if target is None and args.arg:
         raise UsageError("--arg is for your own kernel (FILE:KERNEL); a shipped operator's constants come from "
                          "--buffer-num, --tile-length and --precision")

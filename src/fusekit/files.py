@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -12,12 +13,17 @@ def write_atomic(path: "str | Path", write: Callable[[BinaryIO], None]) -> None:
     """Call ``write(f)`` on a temporary file beside ``path``, then rename it over ``path``.
 
     A symlink is followed; the file gets the mode of the file it replaces, or the mode a plain
-    create would give.
+    create would give. Only a regular file is ever replaced: a rename over a device or FIFO (e.g.
+    /dev/full) would swap the device node for a plain file.
 
     Raises:
-        OSError: the directory is missing or not writable, the disk is full, ...
+        OSError: ``path`` exists and is not a regular file; the directory is missing or not writable,
+            the disk is full, ...
     """
     target = Path(os.path.realpath(path))
+    if target.exists() and not target.is_file():
+        raise OSError(errno.EINVAL, "not a regular file (a directory, device, FIFO or socket); give a file path",
+                      str(path))
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -57,6 +63,8 @@ def write_problem(path: "str | Path", *, directory: bool = False) -> str | None:
     else:
         if path.is_dir():
             return f"{path} is a directory; give a file name in it"
+        if path.exists() and not path.is_file():
+            return f"{path} is not a regular file (a device, FIFO or socket); give a file path"
         start = path.parent
     existing = start
     while not existing.exists():  # the nearest ancestor that exists decides

@@ -15,6 +15,7 @@ Everything a kernel does is checked against the hardware's rules and recorded in
 from .datamove import DataCopyExtParams, DataCopyPadExtParams, data_copy, data_copy_pad
 from .datamove import (BlockMode, DataCopyEnhancedParams, DataCopyParams, DeqScale, InitConstValueParams,
                        init_const_value, pad_t, set_pad_value)
+from .datamove import DataCopyPadParams, SliceInfo
 from .atomic import (AtomicDtype, AtomicOp, get_store_atomic_config, set_atomic_add, set_atomic_max, set_atomic_min,
                      set_atomic_none, set_atomic_type, set_store_atomic_config)
 import builtins as _builtins
@@ -57,10 +58,10 @@ globals().update({_name: _recoverable(_fn) for _name, _fn in
 static_range = _builtins.range  # pyasc unrolls it at trace time; its index is a Python int (a constant)
 
 
-def ceildiv(a: int, b: int) -> int:
-    """pyasc's ``asc.ceildiv``: ``(a + b - 1) // b`` as pyasc computes it (``core/utils.py``), so on
+def ceildiv(x: int, y: int) -> int:
+    """pyasc's ``asc.ceildiv``: ``(x + y - 1) // y`` as pyasc computes it (``core/utils.py``), so on
     int32 scalars the sum is checked for wrap-around like any kernel arithmetic."""
-    return (a + b - 1) // b
+    return (x + y - 1) // y
 
 
 def __getattr__(name: str):
@@ -94,6 +95,6 @@ __all__ = sorted([  # plus every vector instruction and its types (fusekit.asc.b
     "MemDsbT", "data_sync_barrier", "ib_set", "ib_wait", "notify_next_block", "wait_pre_block", "ONE_BLK_SIZE",
     "ascend_is_aiv", "get_sys_workspace", "get_task_ratio", "init_soc_state", "set_sys_workspace", "double",
     "float64", "int_", "void", "Hardware", "LocalMemAllocator", "TBufPool", "TQueBind", "CheckLocalMemoryIAParam",
-    "check_local_memory_ia",
+    "check_local_memory_ia", "DataCopyPadParams", "SliceInfo",
     *_VECTOR_API,
 ])

@@ -47,8 +47,6 @@ NOT_YET = {  # in scope (issue 9), not simulated yet: name -> what adds it (an e
     **dict.fromkeys(["ListTensorDesc", "TensorDesc"],
                     "issue 9 item 8: not simulated yet (a tensor list is GM data holding GM pointers; fusekit's GM "
                     "buffers have no numeric addresses, and ListTensorDesc.md gives the layout only as a figure)"),
-    **dict.fromkeys(["SliceInfo", "DataCopyPadParams"],
-                    "issue 9 item 7 (data movement): not simulated yet"),
     **dict.fromkeys(["mrg_sort4", "rp_sort16", "proposal_concat", "proposal_extract", "load_data_with_sparse"],
                     "issue 9 item 5 (data rearrangement): not simulated yet"),
 }

@@ -13,7 +13,10 @@ Rules:
   32 B blocks. Pad and dummy bytes hold ``padding_value`` when ``is_pad``; otherwise they are
   undefined on the NPU (a copy of each block's first element) and poisoned here. UB -> GM:
   ``src_stride`` in 32 B blocks, ``dst_stride`` in bytes, exactly ``block_len`` bytes written per
-  block. Not available on arch 2002 (310P).
+  block. Not available on arch 2002 (310P). Its DataCopyParams form (``DataCopyPadParams``) is the
+  same copy with uint16_t fields and the pad value given as a bit pattern.
+- ``DataCopy`` with ``SliceInfo`` (AD-API DataCopy（GM与UB切片数据搬运）.md): a multi-dimensional slice,
+  copied as bursts of whole 32 B DataBlocks; see ``_data_copy_slice``.
 - Count 0: a copy that moves no bytes touches no memory, so its operands' bounds and UB alignment
   are not checked (its types, direction and parameters are). DataCopyPad states it: blockCount or
   blockLen 0 is a NOP on A2/A3 (AD-API DataCopyPad 约束说明, "该接口将被视为NOP"). DataCopy's page
@@ -244,13 +247,17 @@ def init_const_value(dst=None, init_const_value_params=None) -> None:
 
 
 def data_copy(dst, src, *args, **kwargs) -> None:
-    """pyasc ``data_copy``: ``(dst, src, count)``, ``(dst, src, repeat_params: DataCopyParams)`` or
-    ``(dst, src, intri_params: DataCopyParams, enhanced_params: DataCopyEnhancedParams)``.
+    """pyasc ``data_copy``: ``(dst, src, count)``, ``(dst, src, repeat_params: DataCopyParams)``,
+    ``(dst, src, intri_params: DataCopyParams, enhanced_params: DataCopyEnhancedParams)`` or
+    ``(dst, src, slice_list1: list[SliceInfo], slice_list2: list[SliceInfo], dim_value=1)``
+    (:func:`_data_copy_slice`).
 
     Raises:
-        KernelError: arguments that fit none of these forms (the cube-side forms, slices,
-            Nd2Nz / Nz2Nd / CO12 parameters are not simulated), or the form's own errors.
+        KernelError: arguments that fit none of these forms (the cube-side forms, Nd2Nz / Nz2Nd /
+            CO12 parameters are not simulated), or the form's own errors.
     """
+    if (args and isinstance(args[0], (list, tuple))) or "slice_list1" in kwargs:
+        return _data_copy_slice(dst, src, args, kwargs)
     names = ("count",) if args and not isinstance(args[0], DataCopyParams) else ("repeat_params", "enhanced_params")
     named = {("repeat_params" if k == "intri_params" else k): v for k, v in kwargs.items()}
     values = dict(zip(names, args))
@@ -269,8 +276,9 @@ def data_copy(dst, src, *args, **kwargs) -> None:
     given = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
     raise core.error("data_copy", f"data_copy(dst, src, {given}) fits none of the forms fusekit simulates: (dst, src, "
                                   "count: int), (dst, src, repeat_params: asc.DataCopyParams), (dst, src, intri_params: "
-                                  "asc.DataCopyParams, enhanced_params: asc.DataCopyEnhancedParams). pyasc also has the "
-                                  "slice, Nd2NzParams, Nz2NdParamsFull and DataCopyCO12DstParams forms (cube side); "
+                                  "asc.DataCopyParams, enhanced_params: asc.DataCopyEnhancedParams), (dst, src, slice_list1, "
+                                  "slice_list2, dim_value). pyasc also has the "
+                                  "Nd2NzParams, Nz2NdParamsFull and DataCopyCO12DstParams forms (cube side); "
                                   "fusekit does not simulate them yet")
 
 
@@ -370,8 +378,10 @@ def _byte(t, k: int) -> int:
     return (t.addr if isinstance(t, LocalTensor) else t.offset * t.dtype.sizeof()) + k * t.dtype.sizeof()
 
 
-def data_copy_pad(dst, src, copy_params: DataCopyExtParams, pad_params: DataCopyPadExtParams | None = None) -> None:
+def data_copy_pad(dst, src, data_copy_params: DataCopyExtParams, pad_params: DataCopyPadExtParams | None = None) -> None:
     """Copy ``block_count`` blocks of ``block_len`` bytes with 32 B padding in UB (see module doc).
+    ``data_copy_params`` may also be an ``asc.DataCopyParams`` (uint16_t fields, block_len in bytes) with
+    ``pad_params`` an ``asc.DataCopyPadParams`` (pyasc's older form; :func:`_pad_params_from_legacy`).
 
     ``block_count`` or ``block_len`` 0 is a NOP (AD-API DataCopyPad 约束说明): recorded, with no bounds
     or alignment check. An access outside a tensor names the strides' units (``src_stride`` is in
@@ -389,9 +399,11 @@ def data_copy_pad(dst, src, copy_params: DataCopyExtParams, pad_params: DataCopy
     if pipe is Pipe.V:
         raise core.error(op, "UB -> UB is not a data_copy_pad path: use data_copy")
     _same_dtype(core, op, dst, src)
-    p = copy_params
+    if isinstance(data_copy_params, DataCopyParams):  # the DataCopyParams / DataCopyPadParams form
+        data_copy_params, pad_params = _pad_params_from_legacy(core, op, dst, data_copy_params, pad_params)
+    p = data_copy_params
     if not isinstance(p, DataCopyExtParams):
-        raise core.error(op, f"third argument must be asc.DataCopyExtParams, got {type(p).__name__}")
+        raise core.error(op, f"third argument must be asc.DataCopyExtParams or asc.DataCopyParams, got {type(p).__name__}")
     size = dst.dtype.sizeof()
     if not 0 <= p.block_count <= MAX_BLOCK_COUNT:
         raise core.error(op, f"block_count={p.block_count} outside [0, {MAX_BLOCK_COUNT}]")
@@ -539,3 +551,220 @@ def _field(value) -> int:
 
 def _memory(core, tensor) -> np.ndarray:
     return core.ub if isinstance(tensor, LocalTensor) else tensor.gm.data
+
+
+# ---- data_copy_pad's DataCopyParams form (DataCopyPadParams) -------------------------------------
+
+MAX_U16 = 65535  # DataCopyParams fields are uint16_t (AD kernel_struct_data_copy.h)
+
+
+class DataCopyPadParams:
+    """pyasc ``DataCopyPadParams(is_pad=False, left_padding=0, right_padding=0, padding_value=0)``: the pad
+    parameters of data_copy_pad's DataCopyParams form (AD ``kernel_struct_data_copy.h``: ``bool isPad;
+    uint8_t leftPadding, rightPadding`` in elements; ``uint64_t paddingValue``). ``padding_value`` is the
+    pad element's bit pattern: Ascend C hands it to the pad register unconverted (AD
+    ``dav_c220/kernel_operator_data_copy_impl.h``, ``DataCopyPadGm2UBImpl``: ``set_mov_pad_val(paddingValue)``,
+    where the DataCopyPadExtParams form converts ``static_cast<T>`` first), so each pad element takes its
+    low ``sizeof(T)`` bytes; pyasc's page (``data_copy_pad``): "DataCopyPadParams 类型：仅支持 uint64_t"."""
+
+    __slots__ = ("is_pad", "left_padding", "right_padding", "padding_value")
+
+    def __init__(self, is_pad: bool = False, left_padding: int = 0, right_padding: int = 0, padding_value: int = 0):
+        self.is_pad = is_pad
+        self.left_padding, self.right_padding = _field(left_padding), _field(right_padding)
+        self.padding_value = _field(padding_value)
+
+
+def _pad_params_from_legacy(core, op: str, dst, p: DataCopyParams, pad) -> tuple:
+    """data_copy_pad's DataCopyParams form as the DataCopyExtParams form it is (AD dav_c220
+    ``DataCopyPadGm2UBImpl`` / ``DataCopyPadUB2GMImpl`` for DataCopyParams pass blockCount, blockLen
+    (BYTES), srcStride and dstStride to the same ``copy_*_align`` instructions): the fields are checked
+    against their uint16_t ranges, and the DataCopyPadParams' bit pattern becomes the pad element.
+
+    Raises:
+        KernelError: a field outside uint16_t, a pad_params that is not asc.DataCopyPadParams, pad
+            params on a UB -> GM copy, left/right padding outside uint8_t, a padding_value outside
+            uint64_t, or a non-zero one for a 64-bit dtype (DataCopyPad 约束说明).
+    """
+    for name in ("block_count", "block_len", "src_stride", "dst_stride"):
+        value = getattr(p, name)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_U16:
+            raise core.error(op, f"DataCopyParams.{name}={value!r} outside [0, {MAX_U16}]: the DataCopyParams form of "
+                                 "data_copy_pad takes uint16_t fields (block_len in BYTES; strides as in the "
+                                 "DataCopyExtParams form); use asc.DataCopyExtParams for larger values")
+    ext = DataCopyExtParams(p.block_count, p.block_len, p.src_stride, p.dst_stride)
+    if pad is None:
+        return ext, None
+    if isinstance(dst, GlobalTensor):
+        raise core.error(op, "UB -> GM data_copy_pad takes no pad params: call data_copy_pad(dst, src, "
+                             "data_copy_params)")
+    if not isinstance(pad, DataCopyPadParams):
+        raise core.error(op, f"with asc.DataCopyParams the pad params must be asc.DataCopyPadParams, got "
+                             f"{type(pad).__name__} (asc.DataCopyPadExtParams goes with asc.DataCopyExtParams)")
+    for name in ("left_padding", "right_padding"):
+        value = getattr(pad, name)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 255:
+            raise core.error(op, f"DataCopyPadParams.{name}={value!r} must be an element count in [0, 255] "
+                                 "(uint8_t), and at most 32 B")
+    bits, size = pad.padding_value, dst.dtype.sizeof()
+    if isinstance(bits, bool) or not isinstance(bits, int) or not 0 <= bits < 1 << 64:
+        raise core.error(op, f"DataCopyPadParams.padding_value={bits!r} must be a uint64_t bit pattern in "
+                             "[0, 2**64)")
+    if size == 8 and bits:
+        raise core.error(op, f"padding_value={bits:#x} with 64-bit {dst.dtype.name}: paddingValue can only be 0 "
+                             "for a 64-bit dtype (DataCopyPad（GMToUB非对齐数据搬运）.md 约束说明)")
+    value = np.frombuffer(bits.to_bytes(8, "little")[:size], dst.dtype.np)[0]  # the low sizeof(T) bytes
+    return ext, DataCopyPadExtParams(dst.dtype, pad.is_pad, pad.left_padding, pad.right_padding,
+                                     value.item() if dst.dtype.is_float else int(value))
+
+
+# ---- data_copy with SliceInfo (AD-API DataCopy（GM与UB切片数据搬运）.md) ---------------------------
+
+MAX_SLICE_DIMS = 8  # "SliceInfo 结构体数组大小和 dimValue 需要保持一致，并且不超过 8"
+_SLICE_PAGE = "DataCopy（GM与UB切片数据搬运）.md"
+
+
+class SliceInfo:
+    """pyasc ``SliceInfo(start_index=0, end_index=None, stride=0, burst_len=None, shape_value=0)``: one
+    dimension of a slice copy, in elements (``burst_len`` of dimension 0 in 32 B DataBlocks; 1 in the
+    others). pyasc's defaults (core/types.py): a missing or 0 ``end_index`` is ONE_BLK_SIZE - 1 = 31, a
+    missing or 0 ``burst_len`` is ONE_BLK_SIZE = 32. ``end_index`` is inclusive (表3; the page's formula
+    counts ``endIndex - startIndex + 1`` elements)."""
+
+    __slots__ = ("start_index", "end_index", "stride", "burst_len", "shape_value")
+
+    def __init__(self, start_index: int = 0, end_index: int | None = None, stride: int = 0,
+                 burst_len: int | None = None, shape_value: int = 0):
+        self.start_index, self.stride, self.shape_value = _field(start_index), _field(stride), _field(shape_value)
+        self.end_index = _field(end_index) if end_index else BLOCK - 1
+        self.burst_len = _field(burst_len) if burst_len else BLOCK
+
+
+def _data_copy_slice(dst, src, args: tuple, kwargs: dict) -> None:
+    """``data_copy(dst, src, slice_list1, slice_list2, dim_value=1)``: GM -> UB (MTE2) or UB -> GM (MTE3)
+    of a multi-dimensional slice (AD-API DataCopy（GM与UB切片数据搬运）.md; AD
+    ``kernel_operator_data_copy_intf_impl.h`` / ``_base_impl.h``, DataCopyGetOffsetList / PhyStartIndex).
+
+    ``slice_list1`` describes the destination, ``slice_list2`` the source: ``dim_value`` SliceInfo
+    each, dimension 0 innermost (a tensor of shape ``shape_value[d-1] x ... x shape_value[0]``, row
+    major). Dimension 0 takes N bursts of ``burst_len`` DataBlocks (``burst_len * 32 / sizeof(T)``
+    elements) from ``start_index``, ``stride`` elements apart, ending on ``end_index``:
+    ``end - start + 1 = (N - 1) * stride + N * burst_len * 32 / sizeof(T)``. Each outer dimension d takes
+    indices ``start, start + stride + 1, ...`` up to ``end`` (burst_len 1: one index per slice, as the
+    page's example {0, 2, 1, 1, 3} takes rows 0 and 2). Rows are visited with dimension 1 fastest; the
+    k-th burst of the source lands on the k-th burst of the destination.
+
+    Raises:
+        KernelError: UB -> UB, a dtype the page does not list (64-bit; bfloat16 on 310P), dim_value
+            outside [1, 8] or list lengths other than dim_value, start >= end, end >= shape_value
+            (one past the dimension), a burst_len other than 1 past dimension 0 or differing between the
+            lists, ranges the page's formula does not split into whole slices, a different number of
+            bursts on the two sides, a UB burst not 32 B aligned, or an access outside either tensor.
+    """
+    core, op = current("data_copy"), "data_copy"
+
+    def bind(slice_list1, slice_list2, dim_value=1):
+        return slice_list1, slice_list2, dim_value
+
+    try:
+        dst_info, src_info, dims = bind(*args, **kwargs)
+    except TypeError as exc:
+        raise core.error(op, f"data_copy slice form is (dst, src, slice_list1: list[asc.SliceInfo] (dst), "
+                             f"slice_list2: list[asc.SliceInfo] (src), dim_value: int = 1): {exc}") from None
+    pipe = _direction(core, op, dst, src)
+    if pipe is Pipe.V:
+        raise core.error(op, f"the slice form copies GM -> UB (VECIN) or UB (VECOUT) -> GM only ({_SLICE_PAGE} "
+                             "功能说明); between UB tensors use the DataCopyParams form")
+    _same_dtype(core, op, dst, src)
+    size = dst.dtype.sizeof()
+    if size > 4 or (dst.dtype.name == "bfloat16" and core.soc.arch == "2002"):
+        raise core.error(op, f"{dst.dtype.name} is not a slice-copy dtype on {core.soc.name} ({_SLICE_PAGE} 数据类型: "
+                             "int8/uint8/int16/uint16/half/bfloat16 (not on 310P)/int32/uint32/float)",
+                         kind="unsupported")
+    if isinstance(dims, bool) or not isinstance(dims, (int, np.integer)) or not 1 <= dims <= MAX_SLICE_DIMS:
+        raise core.error(op, f"dim_value={dims!r} must be in [1, {MAX_SLICE_DIMS}] ({_SLICE_PAGE} 约束说明)")
+    dims = int(dims)
+    for name, info in (("slice_list1 (dst)", dst_info), ("slice_list2 (src)", src_info)):
+        if not isinstance(info, (list, tuple)) or len(info) != dims or \
+                not all(isinstance(s, SliceInfo) for s in info):
+            raise core.error(op, f"{name} must be a list of dim_value={dims} asc.SliceInfo ({_SLICE_PAGE} 约束说明: "
+                                 "the arrays' size equals dimValue)")
+    per = BLOCK // size
+    d_bursts, d_n = _slice_bursts(core, op, dst_info, per, "slice_list1 (dst)")
+    s_bursts, s_n = _slice_bursts(core, op, src_info, per, "slice_list2 (src)")
+    for d in range(dims):
+        if dst_info[d].burst_len != src_info[d].burst_len:
+            raise core.error(op, f"burst_len differs in dimension {d}: dst {dst_info[d].burst_len}, src "
+                                 f"{src_info[d].burst_len} ({_SLICE_PAGE} 约束说明: srcSliceInfo[i].burstLen = "
+                                 "dstSliceInfo[i].burstLen)")
+    if len(d_bursts) != len(s_bursts) or d_n != s_n:
+        raise core.error(op, f"the source slice has {len(s_bursts)} bursts ({s_n} per row) and the destination slice "
+                             f"{len(d_bursts)} ({d_n} per row): Ascend C copies each source row's bursts to one "
+                             "destination row, so both must select the same number of bursts per row and of rows")
+    n = src_info[0].burst_len * per  # elements per burst
+    ub, ub_bursts = (dst, d_bursts) if pipe is Pipe.MTE2 else (src, s_bursts)
+    check_ub_aligned(core, op, ub)
+    for first in ub_bursts:
+        if first * size % BLOCK:
+            raise core.error(op, f"a UB burst of {ub.name} starts at element {first} ({first * size} B), not 32 B "
+                                 f"aligned ({_SLICE_PAGE} 约束说明: UB addresses must be 32 B aligned); make the UB "
+                                 f"side's start_index, stride and shape_value multiples of {per} elements",
+                             kind="misaligned", **ub.describe(n, first))
+    hint = f"; the slice's indices count elements of a tensor shaped by shape_value ({_SLICE_PAGE})"
+    copies = []
+    for d_first, s_first in zip(d_bursts, s_bursts):
+        d0, d1 = dst.span(core, op, n, first=d_first, hint=hint)
+        s0, s1 = src.span(core, op, n, first=s_first, hint=hint)
+        copies.append((d0, d1, s0, s1))
+    to, frm = _memory(core, dst), _memory(core, src)
+    mode = atomic.store_mode(core, op, dst) if pipe is Pipe.MTE3 else None
+
+    def effect():
+        for d0, d1, s0, s1 in copies:
+            to[d0:d1] = atomic.combine(mode, to[d0:d1], frm[s0:s1])
+
+    reads = tuple(src.access(a, z) for a, z in _merge(sorted((c[2], c[3]) for c in copies)))
+    writes = tuple(atomic.mark(dst.access(a, z), mode) for a, z in _merge(sorted((c[0], c[1]) for c in copies)))
+    total = len(copies) * n
+    core.record(op, pipe, reads=reads + atomic.gm_reads(writes), writes=writes, count=total, nbytes=total * size,
+                dtype=dst.dtype.name, effect=effect)
+
+
+def _slice_bursts(core, op: str, info, per: int, side: str) -> tuple[list[int], int]:
+    """First element (from the tensor's start) of every burst one side's SliceInfo list selects, in
+    the order Ascend C copies them (bursts of dimension 0 innermost, then dimension 1 fastest), and
+    the number of bursts per row."""
+    for d, s in enumerate(info):
+        for name in SliceInfo.__slots__:
+            value = getattr(s, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << 32:
+                raise core.error(op, f"{side}[{d}].{name}={value!r} must be a uint32_t")
+        if s.shape_value == 0:
+            raise core.error(op, f"{side}[{d}].shape_value=0: Ascend C then takes the shape from the tensor's "
+                                 "ShapeInfo, which fusekit does not read here; give every dimension's shape_value",
+                             kind="unsupported")
+        if not s.start_index < s.end_index < s.shape_value:
+            raise core.error(op, f"{side}[{d}]: start_index={s.start_index}, end_index={s.end_index}, shape_value="
+                                 f"{s.shape_value}: need start_index < end_index and end_index <= shape_value - 1 "
+                                 f"(end_index is inclusive: the page's formula counts endIndex - startIndex + 1 "
+                                 f"elements, so end_index = shape_value would take one element past the dimension; "
+                                 f"{_SLICE_PAGE} 约束说明)")
+        if d and s.burst_len != 1:
+            raise core.error(op, f"{side}[{d}].burst_len={s.burst_len}: past dimension 0 burst_len must be 1 "
+                                 f"({_SLICE_PAGE} 约束说明)")
+    starts = []
+    for d, s in enumerate(info):
+        unit = s.burst_len * per if d == 0 else 1  # elements one slice takes
+        span, step = s.end_index - s.start_index + 1, unit + s.stride
+        if (span + s.stride) % step:
+            raise core.error(op, f"{side}[{d}]: end_index - start_index + 1 = {span} is not (N - 1) * stride + N * "
+                                 f"{'burst_len * 32 / sizeof(T)' if d == 0 else '1'} = (N - 1) * {s.stride} + N * "
+                                 f"{unit} for any whole N ({_SLICE_PAGE} 约束说明); adjust end_index or stride")
+        starts.append([s.start_index + k * step for k in range((span + s.stride) // step)])
+    sizes = [1]
+    for s in info[:-1]:
+        sizes.append(sizes[-1] * s.shape_value)  # elements per index of each dimension
+    rows = [0]
+    for d in range(1, len(info)):  # dimension 1 fastest, as DataCopyGetOffsetList builds its list
+        rows = [r + i * sizes[d] for i in starts[d] for r in rows]
+    return [r + b for r in rows for b in starts[0]], len(starts[0])

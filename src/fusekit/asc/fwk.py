@@ -15,6 +15,7 @@ Rules (AD-API TPipe/InitBuffer.md, AD ``kernel_tpipe_impl.h``, AD-G TPipe-TQueæ¡
 from __future__ import annotations
 
 import enum
+import math
 import numbers
 from collections import deque as _fifo
 
@@ -344,10 +345,11 @@ class TQueBind(_Named):
         """``FreeAllEvent``: the queue's pending events are released; queues here hold no event ids of their own."""
         self._queued_ready("free_all_event")
 
-    def alloc_tensor(self, dtype, *, _in_place: bool = False) -> LocalTensor:
+    def alloc_tensor(self, dtype=None, *, tensor: LocalTensor | None = None, _in_place: bool = False) -> LocalTensor:
         """Take a free buffer (waits on the NPU until its previous readers are done). ``alloc_tensor(tensor)`` (the
         in-place form, depth 0) points ``tensor`` at the buffer instead of returning one."""
         core, op = self._ready("alloc_tensor")
+        dtype = tensor if tensor is not None else dtype
         if isinstance(dtype, LocalTensor):
             return self._in_place(core, op, dtype, self.alloc_tensor)
         if self.depth == 0 and type(self) is TQueBind and not _in_place:
@@ -359,9 +361,10 @@ class TQueBind(_Named):
                                  "alloc waits forever. free_tensor each buffer after its last use", tensor=self.name,
                              pipes=(self.consumer.value, self.producer.value), kind="deadlock")
         slot = self.free.popleft()
-        self._move(core, slot, "allocated")
+        frame = self._move(core, slot, "allocated")
         slot.freed = False
-        core.record(op, self.producer, sync=Sync(SyncKind.WAIT, self.consumer, self.producer, ("free", self.qid, slot.index)))
+        core.record(op, self.producer, frame=frame,
+                    sync=Sync(SyncKind.WAIT, self.consumer, self.producer, ("free", self.qid, slot.index)))
         return self._tensor(slot, dtype)
 
     def enque(self, tensor: LocalTensor, src_user_pos: TPosition | None = None,
@@ -380,15 +383,17 @@ class TQueBind(_Named):
             raise core.error(op, f"{self.name} already holds {len(self.queued)} tensor(s), its depth; deque before "
                                  "enqueuing more or declare a deeper TQue", tensor=tensor.name,
                              pipes=(self.consumer.value, self.producer.value), kind="deadlock")
-        self._move(core, slot, "enqueued")
+        frame = self._move(core, slot, "enqueued")
         self.queued.append(slot)
-        core.record(op, self.producer, sync=Sync(SyncKind.SET, self.producer, self.consumer, ("data", self.qid, slot.index)))
+        core.record(op, self.producer, frame=frame,
+                    sync=Sync(SyncKind.SET, self.producer, self.consumer, ("data", self.qid, slot.index)))
 
-    def deque(self, dtype, src_user_pos: TPosition | None = None, dst_user_pos: TPosition | None = None, *,
-              _in_place: bool = False) -> LocalTensor:
+    def deque(self, dtype=None, src_user_pos: TPosition | None = None, dst_user_pos: TPosition | None = None, *,
+              tensor: LocalTensor | None = None, _in_place: bool = False) -> LocalTensor:
         """Take the oldest enqueued buffer (a wait for the producer pipe). ``deque(tensor)`` (in place) points
         ``tensor`` at it; the user positions of the three-argument form only label the transfer."""
         core, op = self._ready("deque")
+        dtype = tensor if tensor is not None else dtype
         _user_positions(core, op, src_user_pos, dst_user_pos)
         if isinstance(dtype, LocalTensor):
             return self._deque_in_place(core, op, dtype)
@@ -397,8 +402,9 @@ class TQueBind(_Named):
                                  "forever). Every deque needs an earlier enque", tensor=self.name,
                              pipes=(self.producer.value, self.consumer.value), kind="deadlock")
         slot = self.queued.popleft()
-        self._move(core, slot, "dequeued")
-        core.record(op, self.consumer, sync=Sync(SyncKind.WAIT, self.producer, self.consumer, ("data", self.qid, slot.index)))
+        frame = self._move(core, slot, "dequeued")
+        core.record(op, self.consumer, frame=frame,
+                    sync=Sync(SyncKind.WAIT, self.producer, self.consumer, ("data", self.qid, slot.index)))
         return self._tensor(slot, dtype)
 
     def free_tensor(self, tensor: LocalTensor) -> None:
@@ -410,10 +416,11 @@ class TQueBind(_Named):
         if slot.state == "enqueued":
             raise core.error(op, f"{tensor.name} is still enqueued (at {slot.where}): deque it before freeing",
                              tensor=tensor.name, kind="illegal-free")
-        self._move(core, slot, "free")
+        frame = self._move(core, slot, "free")
         slot.freed = True
         self.free.append(slot)
-        core.record(op, self.consumer, sync=Sync(SyncKind.SET, self.consumer, self.producer, ("free", self.qid, slot.index)))
+        core.record(op, self.consumer, frame=frame,
+                    sync=Sync(SyncKind.SET, self.consumer, self.producer, ("free", self.qid, slot.index)))
 
     def check_released(self) -> None:
         """At kernel end every buffer must be free (a held tensor is a leak; msSanitizer memcheck)."""
@@ -448,8 +455,9 @@ class TQueBind(_Named):
                                  "waits forever. enque it first", tensor=tensor.name, kind="deadlock",
                              pipes=(self.producer.value, self.consumer.value))
         self.queued.remove(slot)
-        self._move(core, slot, "dequeued")
-        core.record(op, self.consumer, sync=Sync(SyncKind.WAIT, self.producer, self.consumer, ("data", self.qid, slot.index)))
+        frame = self._move(core, slot, "dequeued")
+        core.record(op, self.consumer, frame=frame,
+                    sync=Sync(SyncKind.WAIT, self.producer, self.consumer, ("data", self.qid, slot.index)))
 
     def _queued_ready(self, op: str):
         """:meth:`_ready` for the calls a depth-0 TQueBind lacks (kernel_tquebind_impl.h static_asserts)."""
@@ -478,10 +486,12 @@ class TQueBind(_Named):
         raise core.error(op, f"{tensor.name} is not a buffer of {self.name}: pass the tensor alloc_tensor/deque returned, "
                              "not a sub-tensor", tensor=tensor.name, kind="foreign-tensor")
 
-    def _move(self, core, slot: _Slot, state: str) -> None:
+    def _move(self, core, slot: _Slot, state: str):
+        """Set ``slot``'s state and where it changed; returns the kernel frame (for ``core.record``)."""
         frame = kernel_frame()
         slot.state = state
         slot.file, slot.line = (frame.f_code.co_filename, frame.f_lineno) if frame else ("?", 0)
+        return frame
 
     def _tensor(self, slot: _Slot, dtype) -> LocalTensor:
         dtype = _element_type(self.core, dtype)
@@ -527,9 +537,12 @@ class TBuf(_Named):
     def attach(self, pipe: TPipe, addrs: list[int], nbytes: int) -> None:
         self.pipe, self.addr, self.nbytes = pipe, addrs[0], nbytes
 
-    def get(self, dtype, len: int | None = None) -> LocalTensor:
-        """The buffer as a LocalTensor of ``len`` elements (all of it by default)."""
+    def get(self, dtype, len: int | None = None, shape=None) -> LocalTensor:
+        """The buffer as a LocalTensor of ``len`` elements (all of it by default; pyasc's ``shape``, a sequence
+        of dimensions, gives their product)."""
         core = current("get")
+        if shape is not None:
+            len = math.prod(int(d) for d in shape)
         if self.pipe is None:
             raise core.error("get", f"{self.name} has no memory: call pipe.init_buffer(buf={self.name}, num=<bytes>) first")
         dtype = _element_type(core, dtype)

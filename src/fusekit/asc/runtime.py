@@ -9,6 +9,7 @@ other cores' writes as it would on the NPU.
 from __future__ import annotations
 
 import functools
+import gc
 import inspect
 import os
 import sys
@@ -106,11 +107,12 @@ class Core:
     def record(self, op: str, pipe: Pipe, *, reads: tuple[Access, ...] = (), writes: tuple[Access, ...] = (),
                undefined: tuple[Access, ...] = (), sync: Sync | None = None, count: int = 0, nbytes: int = 0,
                dtype: str = "", effect: Callable[[], None] | None = None, repeats: int = 0,
-               cost: str = "", lines: tuple[Access, ...] = ()) -> None:
+               cost: str = "", lines: tuple[Access, ...] = (), frame=None) -> None:
         """Append an instruction to the Trace, then apply its memory ``effect`` (all checks are done by now).
 
         An executor (race replay) may instead hold the effect back and apply it later. ``count``,
         ``nbytes`` and ``repeats`` are stored as plain ints (kernel scalars are typed, ``scalar.py``).
+        ``frame``: the caller's :func:`kernel_frame`, when it has it already (saves a second stack walk).
         """
         if self.__dict__.get("ia_checks"):  # check_local_memory_ia: watched UB ranges raise (iacheck.py)
             from .iacheck import watch
@@ -118,7 +120,8 @@ class Core:
         if getattr(self, "auto", None) is not None:  # LocalTensorAuto: the syncs pyasc's compiler inserts
             from .autosync import hook
             hook(self, op, pipe, reads, writes + undefined, sync)
-        frame = kernel_frame()
+        if frame is None:
+            frame = kernel_frame()
         instr = Instr(self.idx, len(self.instrs), op, pipe, reads, writes, undefined, sync, int(count), int(nbytes),
                       dtype, frame.f_code.co_filename if frame else "", frame.f_lineno if frame else 0, int(repeats),
                       cost, lines)
@@ -393,6 +396,10 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
     if sampled:
         trace.stand_ins = {i: 0 for i in range(1, int(core_num) - 1)}
     indices = (0, int(core_num) - 1) if sampled else range(int(core_num))
+    # the cores only add to the Trace (no garbage cycles to speak of), and each automatic full collection
+    # would rescan all of it (~15 % of a long launch): pause the collector while they run
+    collector_was_on = gc.isenabled()
+    gc.disable()
     try:
         _run_cores(kernel, int(core_num), make_core, bound, gm.values(), cores, log,
                    list(reversed(indices)) if reverse_cores else indices)
@@ -400,6 +407,8 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
         exc.trace = trace
         raise
     finally:  # like the NPU, device printf output appears once the kernel has run
+        if collector_was_on:
+            gc.enable()
         _print_device_output(log, device_output)
         trace.cores = [cores[i].instrs if i in cores else [] for i in range(int(core_num))]
     _copy_back(gm.values(), trace)

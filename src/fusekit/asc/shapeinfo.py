@@ -40,12 +40,16 @@ class Array(tuple):
         return obj
 
 
-def array(dtype, length_or_values, fill_value=None) -> Array:
-    """``asc.array(dtype, length, fill_value=None)`` or ``asc.array(dtype, values)`` (pyasc ``core/array.py``).
+def array(dtype, length=None, fill_value=None, *, values=None) -> Array:
+    """``asc.array(dtype, length, fill_value=None)`` or ``asc.array(dtype, values)`` (pyasc ``core/array.py``;
+    as in pyasc, the second positional argument is either form, and ``values=`` names the second).
 
     Raises:
         ValueError: a non-numeric dtype, a length <= 0, or values together with ``fill_value`` (pyasc's checks).
     """
+    if (length is None) == (values is None):
+        raise ValueError("asc.array takes a length or values (one of them)")
+    length_or_values = length if values is None else values
     dtype = dtypes.as_dtype(dtype)
     cast = float if dtype.name.startswith(("float", "bfloat")) else int
     if isinstance(length_or_values, bool) or not hasattr(length_or_values, "__len__") and \

@@ -80,24 +80,31 @@ def wait_flag(event: HardEvent, event_id: int = 0) -> None:
     _flag("wait_flag", SyncKind.WAIT, event, event_id)
 
 
-def sync_all() -> None:
-    """``SyncAll()``: every core waits until all cores of the launch reach it."""
+def sync_all(gm_workspace=None, ub_workspace=None, used_cores: int = 0, is_aiv_only: bool = True) -> None:
+    """``SyncAll()`` / ``SyncAll<isAIVOnly>(gmWorkspace, ubWorkspace, usedCores)``: every core waits until all
+    cores of the launch reach it. The software form's GM/UB workspaces are accepted but not modelled as data
+    (the barrier is); ``used_cores`` other than 0 or the launch's core count is not simulated (KernelError).
+    """
     core = current("sync_all")
+    if used_cores and used_cores != core.block_num:
+        raise core.error("sync_all", f"SyncAll over used_cores={used_cores} of a {core.block_num}-core launch is "
+                                     "not simulated yet: fusekit's barrier spans every core of the launch")
     core.record("sync_all", Pipe.S, sync=Sync(SyncKind.ALL, Pipe.S, Pipe.S))
     core.sync_all_hook()
 
 
-def printf(fmt: str, *args) -> None:
-    """Device printf: C-style format with the core's prefix, printed when the launch ends (as on the NPU)."""
+def printf(desc: str, *params) -> None:
+    """Device printf: C-style format ``desc`` with the core's prefix, printed when the launch ends (as on the NPU)."""
     core = current("printf")
-    text = fmt % args if args else fmt
+    text = desc % params if params else desc
     core.log.append(f"[aiv({core.idx})] {text.replace(chr(92) + 'n', chr(10))}")
 
 
-def dump_tensor(tensor: LocalTensor, desc: int, size: int) -> None:
-    """Print the first ``size`` elements of a UB tensor with a user tag ``desc``."""
+def dump_tensor(tensor: LocalTensor, desc: int, dump_size: int, shape_info=None) -> None:
+    """Print the first ``dump_size`` elements of a UB tensor with a user tag ``desc`` (``shape_info``, pyasc's
+    optional ShapeInfo, only shapes the NPU's printout and is accepted as is)."""
     core = current("dump_tensor")
-    start, stop = tensor.span(core, "dump_tensor", size)
-    core.record("dump_tensor", Pipe.S, reads=(tensor.access(start, stop),), count=size, nbytes=stop - start,
+    start, stop = tensor.span(core, "dump_tensor", dump_size)
+    core.record("dump_tensor", Pipe.S, reads=(tensor.access(start, stop),), count=dump_size, nbytes=stop - start,
                 dtype=tensor.dtype.name)
-    core.log.append(f"[aiv({core.idx})] dump {desc}: {tensor.array(size)}\n")
+    core.log.append(f"[aiv({core.idx})] dump {desc}: {tensor.array(dump_size)}\n")

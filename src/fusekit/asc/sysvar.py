@@ -74,10 +74,10 @@ def trap() -> None:
     raise core.error("trap", "the kernel called trap(): on the NPU the core stops with an exception here", kind="trap")
 
 
-def static_assert(condition, message: str = "") -> None:
-    """pyasc's ``static_assert(cond, msg)``: checked when the kernel is traced; a false condition is a KernelError."""
+def static_assert(test, message: str = "") -> None:
+    """pyasc's ``static_assert(test, message)``: checked when the kernel is traced; a false ``test`` is a KernelError."""
     core = current("static_assert")
-    if not bool(condition):
+    if not bool(test):
         raise core.error("static_assert", f"static_assert failed{': ' + message if message else ''}")
 
 

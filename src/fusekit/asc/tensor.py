@@ -57,17 +57,18 @@ class GlobalTensor:
         self.base = self.size = self.offset = 0
         self.l2_hint = ""
 
-    def set_global_buffer(self, addr: GlobalAddress, size: int | None = None) -> None:
-        """View ``size`` elements from ``addr`` (to the end of the buffer if size is None)."""
-        if not isinstance(addr, GlobalAddress):
+    def set_global_buffer(self, buffer: GlobalAddress, buffer_size: int | None = None) -> None:
+        """View ``buffer_size`` elements from ``buffer`` (to the end of the buffer if buffer_size is None)."""
+        if not isinstance(buffer, GlobalAddress):
             raise current("set_global_buffer").error(
-                "set_global_buffer", f"expected a GM address kernel argument (x + offset), got {addr!r}")
-        if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0):
+                "set_global_buffer", f"expected a GM address kernel argument (x + offset), got {buffer!r}")
+        if buffer_size is not None and (isinstance(buffer_size, bool) or not isinstance(buffer_size, (int, np.integer))
+                                        or buffer_size < 0):
             raise current("set_global_buffer").error(
-                "set_global_buffer", f"size must be a non-negative element count, got {size!r}")
-        self.gm, self.base, self.offset = addr.gm, addr.offset, addr.offset
-        self.sized = size is not None  # GetSize is 0 after the pointer-only form (GlobalTensor.get_size page)
-        self.size = addr.gm.length - addr.offset if size is None else int(size)
+                "set_global_buffer", f"buffer_size must be a non-negative element count, got {buffer_size!r}")
+        self.gm, self.base, self.offset = buffer.gm, buffer.offset, buffer.offset
+        self.sized = buffer_size is not None  # GetSize is 0 after the pointer-only form (GlobalTensor.get_size page)
+        self.size = buffer.gm.length - buffer.offset if buffer_size is None else int(buffer_size)
 
     @property
     def dtype(self) -> dtypes.DataType:
@@ -132,28 +133,28 @@ class GlobalTensor:
         self._check_set("get_phy_addr")
         return GlobalAddress(self.gm, self.offset + int(offset))
 
-    def get_value(self, index: int):
-        """Scalar read of element ``index`` on PIPE_S, through the core's data cache (``cache.py``).
+    def get_value(self, offset: int):
+        """Scalar read of element ``offset`` on PIPE_S, through the core's data cache (``cache.py``).
 
         Returns a Python float, or for an integer dtype a typed scalar (``scalar.py``). A line the
         core cached before another agent wrote GM gives the stale value, as on the NPU.
         """
         core = current("get_value")
-        where = _element(core, self, "get_value", index)
+        where = _element(core, self, "get_value", offset)
         if where is None:  # out of bounds under the sanitizer: the fault is collected, the value is garbage
             return _garbage(self.dtype)
         start, stop = where
         cache, gm = cache_of(core), self.gm
         return _scalar_read(core, self.access(start, stop), lambda: cache.read(gm, start, stop), gm.dtype)
 
-    def set_value(self, index: int, value) -> None:
-        """Scalar write of element ``index`` on PIPE_S; ``value`` is converted to the dtype.
+    def set_value(self, offset: int, value) -> None:
+        """Scalar write of element ``offset`` on PIPE_S; ``value`` is converted to the dtype.
 
         The store changes the core's cached line only; GM gets the whole 64 B line when
         ``data_cache_clean_and_invalid`` cleans it or when the launch ends (``cache.py``).
         """
         core = current("set_value")
-        where = _element(core, self, "set_value", index)
+        where = _element(core, self, "set_value", offset)
         if where is None:  # out of bounds under the sanitizer: the fault is collected, the store skipped
             return
         start, stop = where

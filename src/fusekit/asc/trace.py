@@ -36,7 +36,12 @@ class Mem(enum.Enum):
     UB = "UB"
 
 
-@dataclass(frozen=True, slots=True)
+# Access and Sync are made for almost every simulated instruction: their __init__ sets the slots directly
+# (a frozen dataclass's generated __init__ goes through object.__setattr__, twice as slow); fields,
+# defaults, equality, hashing, repr and immutability are the dataclass's own.
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Access:
     """A byte range ``[start, stop)`` of one memory: a GM buffer (by kernel argument name) or UB.
 
@@ -56,9 +61,23 @@ class Access:
     atomic: str = ""
     l2: str = ""
 
+    def __init__(self, mem: Mem, buffer: str, start: int, stop: int, tensor: str = "", atomic: str = "",
+                 l2: str = ""):
+        _A_MEM(self, mem)
+        _A_BUFFER(self, buffer)
+        _A_START(self, start)
+        _A_STOP(self, stop)
+        _A_TENSOR(self, tensor)
+        _A_ATOMIC(self, atomic)
+        _A_L2(self, l2)
+
     @property
     def nbytes(self) -> int:
         return self.stop - self.start
+
+
+_A_MEM, _A_BUFFER, _A_START, _A_STOP, _A_TENSOR, _A_ATOMIC, _A_L2 = (
+    Access.__dict__[name].__set__ for name in ("mem", "buffer", "start", "stop", "tensor", "atomic", "l2"))
 
 
 class SyncKind(enum.Enum):
@@ -68,7 +87,7 @@ class SyncKind(enum.Enum):
     ALL = "sync_all"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Sync:
     """One synchronisation: a set or wait of ``event`` from pipe ``src`` to pipe ``dst``.
 
@@ -81,6 +100,15 @@ class Sync:
     src: Pipe
     dst: Pipe
     event: tuple = ()
+
+    def __init__(self, kind: SyncKind, src: Pipe, dst: Pipe, event: tuple = ()):
+        _S_KIND(self, kind)
+        _S_SRC(self, src)
+        _S_DST(self, dst)
+        _S_EVENT(self, event)
+
+
+_S_KIND, _S_SRC, _S_DST, _S_EVENT = (Sync.__dict__[name].__set__ for name in ("kind", "src", "dst", "event"))
 
 
 @dataclass(slots=True)

@@ -9,7 +9,7 @@ Layers: :mod:`.graph` (tracing with symbolic tensors), :mod:`.lower` (instructio
 
 from .graph import (GraphError, absolute, cast, clamp, clip, exp, gelu, leaky_relu, log, maximum, mean, minimum,
                     reciprocal, relu, rsqrt, sigmoid, silu, sqrt, tanh, where)
-from .graph import max, min, sum  # noqa: A004 - numpy's names
+from .graph import abs, max, min, sum  # noqa: A004 - numpy's names (abs: numpy.abs, absolute's alias)
 from .op import GeneratedOp, GenRun, define_op, op
 
 

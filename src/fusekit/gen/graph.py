@@ -117,12 +117,46 @@ class Sym:
         raise GraphError(f"x ** {p!r}: only the powers 2, 0.5, -0.5 and -1 have vector instructions; write the product "
                          "out (x * x * x) or use exp(p * log(x))")
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """numpy scalars meeting a Sym (``np.float32(2) * x``) trace as the operator; a numpy function on a
+        symbolic tensor (``np.exp(x)``) cannot run: it names the fusekit primitive to use instead."""
+        ops = {"add": "add", "subtract": "sub", "multiply": "mul", "true_divide": "div", "divide": "div", "less": "lt",
+               "less_equal": "le", "greater": "gt", "greater_equal": "ge", "equal": "eq", "not_equal": "ne"}
+        if method == "__call__" and not kwargs and len(inputs) == 2 and ufunc.__name__ in ops:
+            a, b = (x[()] if getattr(x, "shape", None) == () else x for x in inputs)  # numpy passes 0-d arrays
+            return Sym(Node(ops[ufunc.__name__], (_node(a), _node(b))))
+        raise GraphError(_numpy_hint(f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")))
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise GraphError(_numpy_hint(f"numpy.{func.__name__}"))
+
     def __bool__(self):
         raise GraphError("a symbolic tensor has no truth value: `if`, `and`, `or` on tensors cannot be traced; use "
                          "fusekit.where(cond, a, b)")
 
     def __repr__(self) -> str:
         return f"Sym({self.node!r})"
+
+
+_NUMPY_NAMES = {"absolute": "abs", "fabs": "abs", "negative": "-x", "power": "x ** p", "square": "x * x",
+                "clip": "clamp", "amax": "max", "amin": "min", "add": "+", "subtract": "-", "multiply": "*",
+                "true_divide": "/", "divide": "/"}
+
+
+def _numpy_hint(what: str) -> str:
+    """The message for a numpy function applied to a symbolic tensor, naming fusekit's primitive."""
+    parts = what.split(".")
+    name = parts[1]
+    use = _NUMPY_NAMES.get(name, name)
+    if parts[2:] == ["reduce"]:  # numpy.add.reduce(x): a reduction
+        use = {"add": "sum", "maximum": "max", "minimum": "min"}.get(name, f"{name}.reduce")
+    if use in primitives() or use == "abs":
+        fix = f"use fusekit.{use}"
+    elif not use.isidentifier():
+        fix = f"write {use} with the operator itself"
+    else:
+        fix = f"fusekit has no primitive {name!r}; the primitives are {', '.join(primitives())}"
+    return f"{what} cannot trace a symbolic tensor inside an operator: {fix}"
 
 
 def _node(x) -> Node:
@@ -146,6 +180,7 @@ def _unary(op):
 exp, log, sqrt, rsqrt, reciprocal, relu, sigmoid, silu, tanh = (
     _unary(n) for n in ("exp", "log", "sqrt", "rsqrt", "reciprocal", "relu", "sigmoid", "silu", "tanh"))
 absolute = _unary("abs")
+abs = absolute  # noqa: A001 - numpy's alias (numpy.abs), under fusekit.*
 
 
 def maximum(a, b):
@@ -202,13 +237,22 @@ def cast(x, dtype: str, rounding: str = "rint"):
     return Sym(Node("cast", (_node(x),), {"dtype": name, "rounding": rounding}))
 
 
+def _last_axis(op: str, axis) -> None:
+    """Refuse every ``axis`` but the last: the kernels reduce a UB row with ReduceSum/ReduceMax/ReduceMin
+    (one row per repeat), so a reduction over another axis (or all axes) is not generated."""
+    wanted = axis[0] if isinstance(axis, tuple) and len(axis) == 1 else axis  # numpy also takes axis=(-1,)
+    if isinstance(wanted, numbers.Integral) and not isinstance(wanted, bool) and int(wanted) == -1:
+        return
+    if isinstance(axis, (Sym, float)) and op in ("max", "min"):  # max(a, b): numpy's elementwise form is maximum
+        raise GraphError(f"{op}(x, {axis!r}) reduces x along an axis; for the elementwise {op} of two values use "
+                         f"fusekit.{op}imum(a, b)")
+    raise GraphError(f"{op}(axis={axis!r}): reductions run along the last axis only: axis=-1; got axis={axis!r}")
+
+
 def _reduce(op):
     def fn(x, axis=-1, keepdims=False):
-        if axis not in (-1, None) and not isinstance(axis, int):
-            raise GraphError(f"{op}(axis={axis!r}): reductions run along the last axis only (axis=-1)")
-        if axis is None:
-            raise GraphError(f"{op}(axis=None): reductions run along the last axis only (axis=-1)")
-        return Sym(Node(op, (_node(x),), {"axis": axis, "keepdims": bool(keepdims)}))
+        _last_axis(op, axis)
+        return Sym(Node(op, (_node(x),), {"axis": -1, "keepdims": bool(keepdims)}))
     fn.__name__ = op
     fn.__doc__ = f"``{op}`` along the last axis (``axis=-1``), ``keepdims`` as numpy's."
     return fn
@@ -355,6 +399,11 @@ def parse(text: str, name: str = "expr") -> "callable":
     for node in sorted((n for n in ast.walk(tree) if isinstance(n, ast.Name)), key=lambda n: n.col_offset):
         if isinstance(node, ast.Name) and node.id not in env and node.id not in attrs and node.id not in names:
             names.append(node.id)
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+        if not isinstance(call.func, ast.Name) or call.func.id not in env:
+            called = ast.unparse(call.func)
+            raise GraphError(f"expression {expr.strip()!r}: unknown function {called!r}; the primitives are "
+                             f"{', '.join(env)} (and + - * / ** and comparisons)")
     code = compile(tree, "<fusekit expression>", "eval")
     params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names]
     params += [inspect.Parameter(a, inspect.Parameter.KEYWORD_ONLY,

@@ -373,8 +373,9 @@ class GeneratedOp:
                                  last // tile_rows, last % tile_rows, buffer_num, per_row * tile_rows + fixed)
 
         def rows_of(x, k):
-            x2 = np.ascontiguousarray(np.broadcast_to(x, (nrows, width)) if k in tensors else x,
-                                      dtype=x.dtype.newbyteorder("=")).reshape(-1, width)
+            # leading axes fold into rows: (..., C) -> (prod(leading), C); a (C,) row stays one row
+            x2 = np.ascontiguousarray(np.broadcast_to(x, shape) if k in tensors else x,
+                                      dtype=x.dtype.newbyteorder("=")).reshape(nrows if k in tensors else -1, width)
             if gm_row != width:
                 x2 = np.concatenate([x2, np.zeros((x2.shape[0], gm_row - width), x2.dtype)], axis=1)
             return x2.reshape(-1)

@@ -15,16 +15,20 @@ Never a wrong answer: before a group is replaced, its generated operator runs on
 of the group's shapes and dtypes and is compared with the group's ATen ops run eagerly, under
 ``fusekit.verify``'s criterion (the CANN samples' tolerance of the output dtype) -- a group that
 fails, or that the generator refuses (a row longer than UB, mixed dtypes it cannot tile, ...), is
-left eager and the report says why. A graph with tensors on a device fusekit cannot run (CUDA, ...)
-runs eagerly as a whole, with a warning; float64 and integer ops stay eager (the NPU's vector kernels
-take float16, bfloat16 and float32).
+left eager and the report says why. At run time each replaced group checks its outputs: inf / NaN
+from finite inputs (a float16 overflow the random check did not meet) reruns the group's ATen ops for
+that call and uses their answer, warning once per group. A graph with tensors on a device fusekit
+cannot run (CUDA, ...), or with dynamic shapes, runs eagerly as a whole, with a warning; float64 and
+integer ops stay eager (the NPU's vector kernels take float16, bfloat16 and float32).
 """
 
 from __future__ import annotations
 
 import operator
+import sys
 import time
 import warnings
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,6 +46,7 @@ from .ops import as_torch_op, rows_view, to_numpy
 from .report import GroupRecord, Report
 
 PRECISIONS = ("fp32", "native")
+DYNAMIC = "fusekit fuses static shapes only; this graph has dynamic shapes and runs eagerly -- pass dynamic=False"
 
 
 @dataclass
@@ -56,6 +61,20 @@ class Options:
     predict: "bool | None" = None  # None: when a report is written
     project: bool = True
     progress: bool = True
+
+    @classmethod
+    def from_dict(cls, options: dict) -> "Options":
+        """Options from ``torch.compile(..., options={...})``; ValueError names an unknown key and the valid ones."""
+        import dataclasses
+        import difflib
+
+        valid = [f.name for f in dataclasses.fields(cls)]
+        for key in options:
+            if key not in valid:
+                near = difflib.get_close_matches(str(key), valid, n=1)
+                hint = f" (did you mean {near[0]!r}?)" if near else ""
+                raise ValueError(f"fusekit backend: unknown option {key!r}{hint}; the options are {', '.join(valid)}")
+        return cls(**options)
 
     def __post_init__(self):
         if self.precision not in PRECISIONS:
@@ -83,6 +102,7 @@ class _Generated:
     checks: dict = field(default_factory=dict)   # input shapes -> verify summary (or Exception)
     perf: dict = field(default_factory=dict)     # input shapes -> fusekit.gen.perf.Comparison
     files: dict = field(default_factory=dict)    # input shapes -> (kernel file, project)
+    owner: object = None                         # weakref to the Report of the compile that generated it
 
 
 _CACHE: dict = {}  # (expression, dtypes, precision, soc) -> _Generated
@@ -94,7 +114,7 @@ class Backend:
     def __init__(self, options: "Options | None" = None):
         self.options = options or Options()
         self.report = Report(self.options.soc, self.options.precision)
-        self._graphs = 0
+        self._graphs: dict = {}  # kind -> graphs compiled so far (each gets its own report section)
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs):
         bad = [t for t in example_inputs if isinstance(t, torch.Tensor) and t.device.type != "cpu"]
@@ -110,12 +130,18 @@ class Backend:
 
     def _compiler(self, kind: str):
         def compile_graph(gm: torch.fx.GraphModule, example_inputs):
-            self._graphs += 1
-            label = kind if self._graphs <= 3 else f"{kind} #{self._graphs}"
+            count = self._graphs[kind] = self._graphs.get(kind, 0) + 1
+            label = kind if count == 1 else f"{kind} #{count}"  # a recompile (new shapes) is a new graph
             started = time.perf_counter()
             backup = _copy(gm)
             try:
-                fuse(gm, self.options, self.report, label)
+                if _dynamic(gm):  # every node would be refused one by one: say it once, for the graph
+                    msg = f"fusekit backend ({label} graph): {DYNAMIC}"
+                    warnings.warn(msg, stacklevel=2)
+                    self.report.warnings.append(msg)
+                    self.report.eager.setdefault(label, {})["the whole graph: " + DYNAMIC] = 1
+                else:
+                    fuse(gm, self.options, self.report, label)
             except Exception as exc:  # a backend bug must not break the user's model: run it eagerly
                 msg = f"fusekit backend: {type(exc).__name__}: {exc}; the {label} graph runs eagerly"
                 warnings.warn(msg, stacklevel=2)
@@ -126,6 +152,19 @@ class Backend:
                 self.report.write(self.options.report)
             return make_boxed_func(gm.forward)
         return compile_graph
+
+
+def _dynamic(gm: torch.fx.GraphModule) -> bool:
+    """Whether the graph's inputs have symbolic sizes (torch.compile(dynamic=True), or Dynamo's automatic
+    dynamic shapes on a recompile for a new input shape)."""
+    for n in gm.graph.nodes:
+        if n.op != "placeholder":
+            continue
+        v = n.meta.get("val")
+        if isinstance(v, torch.SymInt) or (isinstance(v, torch.Tensor) and
+                                           any(not isinstance(d, int) for d in v.shape)):
+            return True
+    return False
 
 
 def _decompositions() -> dict:
@@ -145,8 +184,22 @@ def _copy(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
 
 def fusekit_backend(gm: torch.fx.GraphModule, example_inputs, options: "dict | None" = None):
     """``torch.compile(model, backend="fusekit", options={...})``: the backend with :class:`Options`
-    (keys: soc, precision, report, min_ops, verify, predict, project, progress; see :func:`compile`)."""
-    return Backend(Options(**(options or {})))(gm, example_inputs)
+    (keys: soc, precision, report, min_ops, verify, predict, project, progress; see :func:`compile`). With a
+    ``report``, every graph compiled with the same options (recompiles included) goes into that one report,
+    a section per graph. Raises ValueError for an unknown key (naming the valid ones)."""
+    opts = Options.from_dict(options or {})
+    if opts.report is None:
+        return Backend(opts)(gm, example_inputs)
+    # Dynamo calls the backend again for each recompile (a new input shape): one Backend per report file,
+    # so the file gets a section per graph instead of the last graph overwriting the earlier ones
+    key = tuple(sorted((k, str(v)) for k, v in vars(opts).items()))
+    backend = _BY_REPORT.get(key)
+    if backend is None:
+        backend = _BY_REPORT[key] = Backend(opts)
+    return backend(gm, example_inputs)
+
+
+_BY_REPORT: dict = {}  # options (report path included) -> the Backend writing that report
 
 
 try:
@@ -181,8 +234,14 @@ def compile(model, *, report: "str | None" = None, soc: "str | None" = None, pre
             generated for static shapes).
 
     Raises:
-        ValueError: an unknown precision or SoC, ``min_ops`` < 1, a report path that cannot be written.
+        ValueError: an unknown precision or SoC, ``min_ops`` < 1, a report path that cannot be written, an
+            unknown keyword (neither an option here nor a ``torch.compile`` argument).
     """
+    import inspect
+
+    unknown = [k for k in compile_kwargs if k not in inspect.signature(torch.compile).parameters]
+    if unknown:  # else torch.compile's TypeError, which does not list fusekit's options
+        Options.from_dict(dict.fromkeys(unknown))
     options = Options(soc, precision, report, min_ops, verify, predict, project, progress)
     backend = Backend(options)
     compile_kwargs.setdefault("dynamic", False)
@@ -236,11 +295,18 @@ def _op_count(g) -> int:
 
 
 def _progress(items, label, enabled):
-    if not enabled or not items:
+    if not enabled or not items or not _isatty(sys.stderr):  # a bar in a log file is noise
         return items
     from tqdm import tqdm
 
     return tqdm(items, desc=f"fusekit: generating and checking {label} groups", unit="group", leave=False)
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # replaced or closed stream
+        return False
 
 
 def _short(exc) -> str:
@@ -275,6 +341,7 @@ class _Plan:
     expr: P.Expression
     out_shape: tuple
     options: Options
+    guard: object = None  # the callable the graph calls: the generated op with its overflow guard
 
 
 def _users_outside(g):
@@ -298,17 +365,22 @@ def _prepare(g, options: Options, record: GroupRecord, report: Report) -> _Plan:
     record.expression = P.pretty(expr.graph)
     record.inputs = [_desc(a) for a in expr.inputs]
     record.outputs = [_desc(o) for o in expr.outputs]
-    key = (expr.graph.text(), expr.dtype, tuple(sorted(expr.graph.input_dtypes.items())), options.precision,
-           options.soc)
+    key = (expr.graph.text(), expr.dtype, tuple(sorted(expr.graph.input_dtypes.items())), expr.row_outputs,
+           options.precision, options.soc)
     gen = _CACHE.get(key)
     record.reused = gen is not None
     if gen is None:
         ops = [P._name(n.target).split(".")[0].lstrip("_") for n in g.nodes
                if n.target is not operator.getitem and P.HANDLERS.get(n.target) != P.VIEWS]
         name = "fx_" + "_".join(dict.fromkeys(ops[:6]))
-        op = GeneratedOp(None, (expr.dtype,), name=name, graph=expr.graph)
-        gen = _Generated(op, as_torch_op(op))
+        # row_outputs: a per-row output (a training forward's mean / rstd) is written broadcast over its row
+        op = GeneratedOp(None, (expr.dtype,), name=name, graph=expr.graph, row_outputs=expr.row_outputs)
+        gen = _Generated(op, as_torch_op(op), owner=weakref.ref(report))
         _CACHE[key] = gen
+    elif gen.owner is None or gen.owner() is not report:
+        record.reused_from = "an earlier compile"
+    else:
+        record.reused_from = "an identical group"
     record.name = gen.overload._schema.name.split("::")[1]
     shapes = tuple(P.shape_of(a) for a in expr.inputs)
     out_shape = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
@@ -331,7 +403,62 @@ def _prepare(g, options: Options, record: GroupRecord, report: Report) -> _Plan:
         except OSError as exc:  # the kernel is still generated and used; only its copy is missing
             record.kernel = f"not written: {exc}"
     record.fused = True
-    return _Plan(gen.overload, expr, out_shape, options)
+    plan = _Plan(gen.overload, expr, out_shape, options)
+    plan.guard = _guarded(plan, _eager_steps(g, expr), record, report)
+    return plan
+
+
+def _eager_steps(g, expr):
+    """The group's ATen ops as a function of its inputs (expr.inputs order) returning its outputs
+    (expr.outputs order): the eager fallback of the runtime guard. Taken before the nodes are erased."""
+    steps = [(n, n.target, n.args, n.kwargs) for n in g.nodes]
+    inputs, outputs = list(expr.inputs), list(expr.outputs)
+
+    def run(tensors):
+        env = dict(zip(inputs, tensors))
+        for n, target, args, kwargs in steps:
+            env[n] = target(*torch.fx.node.map_arg(args, lambda a: env[a]),
+                            **torch.fx.node.map_arg(kwargs, lambda a: env[a]))
+        return [env[o] for o in outputs]
+    return run
+
+
+def _guarded(plan: _Plan, eager, record: GroupRecord, report: Report):
+    """The function a fused group's graph node calls: the generated operator, then a cheap check that it
+    did not overflow where its inputs are finite (the compile-time check ran N(0, 1) inputs; real data can
+    overflow a float16 intermediate that eager PyTorch rounds differently). On such a call the group's ATen
+    ops run eagerly and their answer is used, with one warning per group when eager's answer is finite
+    where the generated op's is not."""
+    expr, options = plan.expr, plan.options
+    flags = [a in expr.flags or P.dtype_of(a) == torch.bool for a in expr.inputs]
+    warned = []
+
+    def call(*tensors):
+        result = plan.overload(*tensors, precision=options.precision, soc=options.soc)
+        outs = result if isinstance(result, tuple) else (result,)
+        if all(bool(torch.isfinite(o).all()) for o in outs if o.is_floating_point()):
+            return result
+        if not all(bool(torch.isfinite(t).all()) for t, f in zip(tensors, flags) if not f and t.is_floating_point()):
+            return result  # non-finite inputs: eager's answer is non-finite too, the kernel's is as good
+        ref = eager([t != 0 if f else t for t, f in zip(tensors, flags)])
+        ref = [r.expand(o.shape) if tuple(r.shape) != tuple(o.shape) else r for r, o in zip(ref, outs)]
+        better = any(bool((torch.isfinite(r) & ~torch.isfinite(o)).any()) for r, o in zip(ref, outs))
+        if better and not warned:
+            warned.append(True)
+            where = f" ({record.sources[0]})" if record.sources else ""
+            msg = (f"fusekit backend: {record.name}{where} in the {record.graph} graph overflowed (inf / NaN from "
+                   f"finite inputs) in precision={options.precision!r}; this call ran its ATen ops eagerly"
+                   + ("; try precision='fp32' (computes in float32)" if options.precision != "fp32" else ""))
+            warnings.warn(msg, stacklevel=2)
+            report.warnings.append(msg)
+            record.fallbacks += 1
+        elif better:
+            record.fallbacks += 1
+        ref = tuple(r.contiguous() for r in ref)
+        return ref if isinstance(result, tuple) else ref[0]
+
+    call.__name__ = call.__qualname__ = f"fusekit_{record.name}"
+    return call
 
 
 def _desc(node) -> str:
@@ -470,8 +597,7 @@ def _replace(graph: torch.fx.Graph, g, plan: _Plan, remap: dict) -> None:
             last = a
         args.append(a)
     with graph.inserting_after(last):
-        call = graph.call_function(plan.overload, tuple(args),
-                                   {"precision": plan.options.precision, "soc": plan.options.soc})
+        call = graph.call_function(plan.guard, tuple(args))
     new = {}
     cursor = call
     for i, o in enumerate(expr.outputs):

@@ -118,12 +118,19 @@ class _Spec:
         for name, t in zip(names, tensors):
             if not isinstance(t, torch.Tensor):
                 raise TypeError(f"{self.qualname}: {name} must be a torch.Tensor, got {type(t).__name__}")
+            # the real kernel reads every tensor's memory: a meta tensor has none (the dispatcher sends a call
+            # with any meta argument to the fake kernel, which checks that all devices agree)
             if t.device.type != "cpu" and not (fake and t.device.type == "meta"):
                 raise RuntimeError(f"{self.qualname} runs on fusekit's simulated NPU from CPU tensors; {name} is on "
                                    f"{t.device}: move the inputs with .cpu() (fusekit has no {t.device.type} kernel)")
             if t.dtype not in DTYPES:
                 raise TypeError(f"{self.qualname} takes {self.takes()} tensors; {name} is {t.dtype}: convert it with "
-                                f".to(torch.{self.dtypes[0]})")
+                                f".to(torch.{self.suggest()})")
+        devices = {t.device for t in tensors}
+        if len(devices) > 1:  # eager PyTorch refuses mixed devices too; a fake result on one of them would lie
+            where = ", ".join(f"{k} ({t.device})" for k, t in zip(names, tensors))
+            raise RuntimeError(f"{self.qualname}: inputs {where} are on different devices; move them all to the "
+                               "CPU with .cpu()")
         free = {}
         for name, t in zip(names, tensors):
             got, fixed = DTYPES[t.dtype], self.graph.input_dtypes.get(name)
@@ -138,12 +145,22 @@ class _Spec:
         dtype = kinds.pop() if kinds else self.dtypes[0]
         if dtype not in self.dtypes:
             raise TypeError(f"{self.qualname} takes {self.takes()} tensors, got torch.{dtype}: convert with "
-                            f".to(torch.{self.dtypes[0]})")
+                            f".to(torch.{self.suggest()})")
+        try:
+            torch.broadcast_shapes(*(t.shape for t in tensors))
+        except RuntimeError:
+            shapes = ", ".join(f"{k}{list(t.shape)}" for k, t in zip(names, tensors))
+            raise ValueError(f"{self.qualname}: shapes {shapes} do not broadcast (numpy's rules: trailing axes "
+                             "equal or 1)") from None
         if not self.broadcast and any(t.shape != tensors[0].shape for t in tensors[1:]):
             raise ValueError(f"{self.qualname} takes tensors of one shape (the hand-written kernel does not "
                              f"broadcast), got {', '.join(f'{k}{list(t.shape)}' for k, t in zip(names, tensors))}; "
                              f"torch.ops.fusekit.{self.name}_generated broadcasts")
         return dtype
+
+    def suggest(self) -> str:
+        """The dtype to convert to: float32 when the op takes it (float64 loses least going there)."""
+        return "float32" if "float32" in self.dtypes else self.dtypes[0]
 
     def takes(self) -> str:
         fixed = [f"{k}: {v}" for k, v in self.graph.input_dtypes.items()]
@@ -164,11 +181,7 @@ class _Spec:
     def fake(self, *args, **kwargs):
         tensors, attrs, precision, soc = self.split(args, kwargs)
         dtype = self.check(tensors, fake=True)
-        try:
-            shape = torch.broadcast_shapes(*(t.shape for t in tensors))
-        except RuntimeError:
-            raise ValueError(f"{self.qualname}: shapes {', '.join(str(list(t.shape)) for t in tensors)} do not "
-                             "broadcast (numpy's rules)") from None
+        shape = torch.broadcast_shapes(*(t.shape for t in tensors))
         device = tensors[0].device
         result = tuple(torch.empty(shape, dtype=d, device=device) for d in self.out_dtypes(dtype))
         return result[0] if len(result) == 1 else result
@@ -296,7 +309,8 @@ def as_torch_op(op: GeneratedOp):
     under ``torch.compile`` and has a fake kernel); attributes get no gradient.
 
     Raises (when called): RuntimeError for tensors on another device than CPU (CUDA, ...; meta and
-    fake tensors only get shapes); TypeError for a dtype the op does not take or mixed dtypes;
+    fake tensors only get shapes) or on mixed devices (CPU and meta, as eager PyTorch); TypeError for a
+    dtype the op does not take (float64: convert to float32) or mixed dtypes;
     ValueError for shapes that do not broadcast or a kernel limit (e.g. a row longer than UB).
     Raises (here): ValueError if an input or attribute is named ``precision`` or ``soc``.
     """

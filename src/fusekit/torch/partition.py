@@ -16,8 +16,8 @@ whose values are used outside are the outputs ``y0, y1, ...``; ATen's type promo
 with explicit casts, so every arithmetic primitive sees operands of its result dtype. A bool tensor
 computed outside (a ``where`` condition, a mask) comes in as 0 / 1 in the group's dtype; a comparison
 whose bool result is needed by anything but ``where`` stays eager (kernels write float outputs). An
-output that is one value per row is written broadcast over its row (the caller keeps column 0), since
-the generator's kernels write whole rows.
+output that is one value per row is written broadcast over its row (the generator's ``row_outputs``;
+the caller keeps column 0), since the generator's kernels write whole rows.
 """
 
 from __future__ import annotations
@@ -499,6 +499,7 @@ class Expression:
     outputs: list       # FX nodes, in graph.outputs order
     dtype: str          # the call's floating dtype (the first float input's)
     flags: list = field(default_factory=list)  # bool inputs, passed as 0 / 1 in ``dtype``
+    row_outputs: bool = False  # some output is one value per row: generate with GeneratedOp(row_outputs=True)
 
 
 def expression(group: Group, users_outside) -> Expression:
@@ -555,19 +556,16 @@ def expression(group: Group, users_outside) -> Expression:
                                                if _node_shape(n) is not None]))
     except RuntimeError:
         raise Unfusible("the group's shapes do not broadcast") from None
-    full = next((env[n] for n in list(inputs) + group.nodes
-                 if isinstance(env.get(n), G.Sym) and _node_shape(n) == whole and dtype_of(n) in FLOATS), None)
-    out_syms = []
+    out_syms, row_outputs = [], False
     for n in outputs:
         s = env[n]
         if not isinstance(s, G.Sym):
             raise Unfusible(f"{n.name} is a constant")
         if s.node.op == "input":  # an output that is an input unchanged: the generator needs an instruction
             s = G.cast(s, dtypes[s.node.name])
-        if _node_shape(n) != whole and full is not None:
-            # a per-row value: kernels write full rows, so broadcast it (the select returns `s` whatever the
-            # condition, NaN included); the caller keeps the first column
-            s = G.where(full == full, s, s)
+        # a per-row value: kernels write full rows, so the generator writes it broadcast over the row
+        # (row_outputs) and the caller keeps the first column
+        row_outputs |= _node_shape(n) != whole
         out_syms.append(s)
     fixed = {k: v for k, v in dtypes.items() if v != main}
     names = tuple(f"y{i}" for i in range(len(outputs)))
@@ -581,7 +579,7 @@ def expression(group: Group, users_outside) -> Expression:
     for i, (n, name) in enumerate(zip(outputs, names)):
         if natural[name] != FLOATS[dtype_of(n)]:  # the generator's dtype rule differs from ATen's: say it
             graph.outputs[i] = G.cast(out_syms[i], FLOATS[dtype_of(n)]).node
-    return Expression(graph, inputs, outputs, main, flags)
+    return Expression(graph, inputs, outputs, main, flags, row_outputs)
 
 
 def _used_inputs(syms) -> set:

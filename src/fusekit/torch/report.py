@@ -34,6 +34,9 @@ class GroupRecord:
         fused_us, unfused_us: predicted NPU time (us) fused and as one kernel per primitive.
         unfused_kernels: that chain's kernel count. launch_share: of the fused time. verify: the
             compile-time check against eager PyTorch (fusekit.verify's summary).
+        reused, reused_from: the generated op came from the cache, made for "an identical group" of this
+            compile or for "an earlier compile". fallbacks: calls the runtime guard reran eagerly (the
+            generated op's output overflowed where eager PyTorch's did not).
     """
 
     name: str
@@ -53,6 +56,8 @@ class GroupRecord:
     launch_share: "float | None" = None
     verify: str = ""
     reused: bool = False
+    reused_from: str = ""  # "an identical group" (this compile) or "an earlier compile"
+    fallbacks: int = 0     # calls whose output overflowed and were recomputed eagerly (the runtime guard)
 
     @property
     def saving_us(self) -> float:
@@ -94,9 +99,13 @@ class Report:
             for i, g in enumerate(gs):
                 lines += _group_lines(i, g)
             unfused, fusedt = self.totals(graph)
+            missing = [g for g in fused if g.fused_us is None and g.reason.startswith("no prediction")]
             if fused and unfused:
                 lines.append(f"  predicted NPU time of the fused groups: {unfused:.2f} us unfused -> {fusedt:.2f} us "
-                             f"fused, saving {unfused - fusedt:.2f} us per call ({unfused / fusedt:.2f}x)")
+                             f"fused, saving {unfused - fusedt:.2f} us per call ({unfused / fusedt:.2f}x)"
+                             + (f"; {len(missing)} fused group(s) without a prediction not counted" if missing else ""))
+            elif missing:
+                lines.append(f"  predicted NPU time: none; {len(missing)} fused group(s) without a prediction")
             eager = self.eager.get(graph, {})
             if eager:
                 lines.append("  ops left to eager PyTorch:")
@@ -129,6 +138,8 @@ def _group_lines(i: int, g: GroupRecord) -> list:
         return lines
     lines.append(f"      expression: {g.expression}")
     lines.append(f"      inputs: {', '.join(g.inputs)}  ->  outputs: {', '.join(g.outputs)}")
+    if g.fused_us is None and g.reason.startswith("no prediction"):
+        lines.append(f"      predicted: none ({g.reason[len('no prediction: '):]})")
     if g.fused_us is not None:
         lines.append(f"      predicted: unfused {g.unfused_us:.2f} us ({g.unfused_kernels} kernels) -> fused "
                      f"{g.fused_us:.2f} us, saving {g.saving_us:.2f} us; launch + scheduling "
@@ -142,5 +153,7 @@ def _group_lines(i: int, g: GroupRecord) -> list:
     if g.project:
         lines.append(f"      CANN project: {g.project}")
     if g.reused:
-        lines.append("      (generated op reused from an identical group)")
+        lines.append(f"      (generated op reused from {g.reused_from or 'an identical group'})")
+    if g.fallbacks:
+        lines.append(f"      runtime guard: {g.fallbacks} call(s) overflowed and ran eagerly")
     return lines

@@ -154,8 +154,10 @@ def rmsnorm(dst, src, gamma, epsilon, tiling, temp_buffer=None, basic_block=Fals
     if work.nbytes < max(minimum, used):
         raise core.error(op, f"{where} has {work.nbytes} B but RmsNorm needs {max(minimum, used)} B (minimum of "
                              f"GetRmsNormMaxMinTmpSize {minimum} B; the tiling's main_bs_length = "
-                             f"{t['main_bs_length']} rows use {used} B): pass a larger buffer or compute the tiling "
-                             f"with get_rms_norm_tiling_info(..., {work.nbytes}, {size})", kind="out-of-bounds")
+                             f"{t['main_bs_length']} rows use {used} B): " + (
+                                 f"pass a buffer of at least the minimum {minimum} B" if work.nbytes < minimum else
+                                 "pass a larger buffer or compute the tiling with "
+                                 f"get_rms_norm_tiling_info(..., {work.nbytes}, {size})"), kind="out-of-bounds")
     mode = overflow.mode_of(core)
     eps = np.float32(np.array(float(epsilon)).astype(src.dtype.np))  # pyasc materialises it as T
     recip = np.float32(t["reciprocal_of_h_length"])

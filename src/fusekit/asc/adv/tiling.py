@@ -26,6 +26,16 @@ import numpy as np
 from ..dtypes import float32, int32
 from ...pyasc_shim.struct import Field, Struct
 
+
+def _refused(message: str) -> Exception:
+    """The error for a tiling call that breaks its page's rule: a ``ValueError`` on the host (as pyasc's
+    host helpers), a KernelError with the kernel's file:line when the call is made inside a kernel."""
+    from ..runtime import running_core
+    core = running_core()
+    if core is None:
+        return ValueError(message)
+    return core.error(message.split(":", 1)[0], message, kind="tiling")
+
 BLOCK_BYTES = 32      # ONE_BLK_SIZE / SOFTMAX_DEFAULT_BLK_SIZE
 FLOAT_BYTES = 4
 REPEAT_FLOATS = 64    # SOFTMAX_BASICBLOCK_UNIT / FLOAT_REPEAT_SIZE: floats in one 256 B repeat
@@ -86,13 +96,13 @@ def plain(tiling: Struct) -> dict[str, int | float]:
 def _last_axis(shape, type_size: int, what: str) -> tuple[int, int]:
     dims = [int(d) for d in shape]
     if not dims or math.prod(dims) <= 0:
-        raise ValueError(f"{what}: input srcShape size must be greater than 0 (got {list(shape)}; {_SOFTMAX_SRC})")
+        raise _refused(f"{what}: input srcShape size must be greater than 0 (got {list(shape)}; {_SOFTMAX_SRC})")
     if type_size not in (2, 4):
-        raise ValueError(f"{what}: dataTypeSize is {type_size}; only half (2) or float (4) are supported "
+        raise _refused(f"{what}: dataTypeSize is {type_size}; only half (2) or float (4) are supported "
                          f"({_SOFTMAX_SRC})")
     k = dims[-1]
     if k * type_size % BLOCK_BYTES:
-        raise ValueError(f"{what}: the last axis ({k} x {type_size} B) must be 32 B aligned "
+        raise _refused(f"{what}: the last axis ({k} x {type_size} B) must be 32 B aligned "
                          f"(ShapeLastAxisAlignVerifyingParameters; SoftMax.md: srcK 必须32Byte对齐)")
     return math.prod(dims) // k, k
 
@@ -135,7 +145,7 @@ def softmax_tiling_func(src_shape, data_type_size: int, local_work_space_size: i
     m, k = _last_axis(src_shape, data_type_size, "softmax_tiling_func")
     need = get_softmax_min_tmp_size(src_shape, data_type_size)
     if local_work_space_size < need:
-        raise ValueError(f"softmax_tiling_func: local_work_space_size {local_work_space_size} B is below "
+        raise _refused(f"softmax_tiling_func: local_work_space_size {local_work_space_size} B is below "
                          f"get_softmax_min_tmp_size = {need} B for srcK = {k}")
     blk = BLOCK_BYTES // data_type_size
     base_m = min(local_work_space_size // FLOAT_BYTES // (blk + k + REPEAT_FLOATS), m)
@@ -162,7 +172,7 @@ def softmax_tiling_func(src_shape, data_type_size: int, local_work_space_size: i
 def _bsh(shape, what: str) -> tuple[int, int, int]:
     dims = [int(d) for d in shape]
     if len(dims) != 3:
-        raise ValueError(f"{what}: RmsNorm takes a [B, S, H] shape, got {list(shape)} ({_RMS_SRC})")
+        raise _refused(f"{what}: RmsNorm takes a [B, S, H] shape, got {list(shape)} ({_RMS_SRC})")
     return dims[0], dims[1], dims[2]
 
 
@@ -181,7 +191,7 @@ def get_rms_norm_max_min_tmp_size(src_shape, type_size: int, is_basic_block: boo
     """
     b, s, h = _bsh(src_shape, "get_rms_norm_max_min_tmp_size")
     if is_basic_block and not _basic_block_ok(b, s, h):
-        raise ValueError(f"get_rms_norm_max_min_tmp_size: [B, S, H] = {[b, s, h]} is not a basic block (H a "
+        raise _refused(f"get_rms_norm_max_min_tmp_size: [B, S, H] = {[b, s, h]} is not a basic block (H a "
                          "multiple of 64 below 2048, B*S a multiple of 8; RmsNorm.md isBasicBlock)")
     coeff = 2 if type_size == 2 else 1
     align = BLOCK_BYTES // type_size
@@ -203,16 +213,16 @@ def get_rms_norm_tiling_info(src_shape, origin_src_shape, stack_buffer_byte_size
     b, s, h = _bsh(src_shape, "get_rms_norm_tiling_info")
     ob, os_, oh = _bsh(origin_src_shape, "get_rms_norm_tiling_info")
     if (b, s) != (ob, os_) or h < oh or oh == 0:
-        raise ValueError(f"get_rms_norm_tiling_info: origin shape {[ob, os_, oh]} must have src_shape's B, S and "
+        raise _refused(f"get_rms_norm_tiling_info: origin shape {[ob, os_, oh]} must have src_shape's B, S and "
                          f"0 < H0 <= H (src_shape {[b, s, h]})")
     if h * type_size % BLOCK_BYTES:
-        raise ValueError(f"get_rms_norm_tiling_info: H = {h} x {type_size} B is not 32 B aligned (RmsNorm.md: "
+        raise _refused(f"get_rms_norm_tiling_info: H = {h} x {type_size} B is not 32 B aligned (RmsNorm.md: "
                          "尾轴H长度需要满足32字节对齐)")
     if is_basic_block and not _basic_block_ok(b, s, h):
-        raise ValueError(f"get_rms_norm_tiling_info: [B, S, H] = {[b, s, h]} is not a basic block")
+        raise _refused(f"get_rms_norm_tiling_info: [B, S, H] = {[b, s, h]} is not a basic block")
     minimum = get_rms_norm_max_min_tmp_size(src_shape, type_size)[1]
     if stack_buffer_byte_size < minimum:
-        raise ValueError(f"get_rms_norm_tiling_info: stack_buffer_byte_size {stack_buffer_byte_size} B is below "
+        raise _refused(f"get_rms_norm_tiling_info: stack_buffer_byte_size {stack_buffer_byte_size} B is below "
                          f"the minimum {minimum} B (get_rms_norm_max_min_tmp_size)")
     total = stack_buffer_byte_size // FLOAT_BYTES
     coeff = 1 if type_size == 4 else 2

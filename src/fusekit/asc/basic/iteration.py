@@ -316,6 +316,8 @@ def _write_mask(core, op: str, reg: maskreg.MaskRegister, mask, lanes: int) -> N
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v <= maskreg.FULL:
                 raise core.error(op, f"bit mask values must be uint64 integers, got {v!r}")
         low, high = int(mask[0]), int(mask[1]) if len(mask) == 2 else 0
+        if reg.mode is MaskMode.NORMAL:
+            maskreg.check_bits(core, op, high, low, lanes)
         reg.high, reg.low = (0, low) if reg.mode is MaskMode.COUNTER else (high, low)
         return
     if mask < 0:

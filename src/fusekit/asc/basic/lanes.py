@@ -55,6 +55,8 @@ def lanes(core, op: str, tensor, it: Iteration, role: str) -> Lanes:
         return Lanes(slice(0, it.count), None, ((start, stop),))
     per_block = BLOCK // size
     blk, rep = it.stride(role)
+    if blk == 1 and rep * per_block == it.lanes and it.count == int(it.repeats) * int(it.lanes):
+        return _dense(core, op, tensor, it, role, size)
     k = np.arange(it.lanes)
     offsets = (k // per_block) * (blk * per_block) + k % per_block
     grid = np.arange(it.repeats, dtype=np.int64)[:, None] * (rep * per_block) + offsets[None, :]
@@ -66,6 +68,22 @@ def lanes(core, op: str, tensor, it: Iteration, role: str) -> Lanes:
                              "lower repeat_times, the strides or the mask, or allocate a larger buffer",
                          kind="out-of-bounds", **tensor.describe(last + 1))
     return Lanes(index, grid, merged_ranges(index, size, tensor.addr))
+
+
+def _dense(core, op: str, tensor, it: Iteration, role: str, size: int) -> Lanes:
+    """``lanes`` when every lane of every repeat is active and the repeats follow one another (lane k of
+    repeat r is element r * lanes + k, e.g. ReduceSum's count form over whole repeats): one byte range."""
+    repeats, width = int(it.repeats), int(it.lanes)
+    n = repeats * width
+    grid = np.arange(n, dtype=np.int64).reshape(repeats, width)
+    if n and n - 1 >= tensor.length:
+        blk, rep = it.stride(role)
+        raise core.error(op, f"{role} {tensor.name} (block stride {blk}, repeat stride {rep} blocks, {it.repeats} "
+                             f"repeats) reaches element {n - 1} but the tensor has {max(tensor.length, 0)} elements; "
+                             "lower repeat_times, the strides or the mask, or allocate a larger buffer",
+                         kind="out-of-bounds", **tensor.describe(n))
+    ranges = ((tensor.addr, tensor.addr + n * size),) if n else ()
+    return Lanes(grid.reshape(-1), grid, ranges)
 
 
 def merged_ranges(index: np.ndarray, size: int, base: int) -> tuple[tuple[int, int], ...]:

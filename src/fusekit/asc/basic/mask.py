@@ -83,6 +83,26 @@ def lane_bits(high: int, low: int, lanes: int) -> np.ndarray:
     return bits[:lanes].astype(bool)
 
 
+def check_bits(core, op: str, high: int, low: int, lanes: int) -> None:
+    """A Normal-mode bit mask within its documented range (掩码.md 表5 and SetVectorMask.md: for 32-bit
+    operands maskHigh = 0; for 64-bit operands maskHigh = 0 and maskLow in [0, 2**32 - 1]). The NPU's
+    lanes stop at 64 (32): set high bits select lanes that do not exist, so the kernel means something
+    else than it runs. Counter mode takes no lane mask and is not checked here.
+
+    Raises:
+        KernelError (kind "mask-range"): high bits set, or low past 32 bits for 64-bit operands.
+    """
+    if lanes > 64:
+        return
+    top = (1 << 32) - 1 if lanes == 32 else FULL
+    if high or low > top:
+        raise core.error(op, f"bit mask [{low:#x}, {high:#x}] sets bits past the {lanes} lanes of a repeat of "
+                             f"{256 // lanes}-byte elements: maskHigh must be 0" +
+                         (" and maskLow in [0, 2**32 - 1]" if lanes == 32 else "") +
+                         " (掩码.md 表5 / SetVectorMask.md: 当操作数为32位时，maskHigh为0); pass [low] or [low, 0]",
+                         kind="mask-range")
+
+
 def _int(core, op: str, what: str, value, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
         raise core.error(op, f"{what} must be an integer in [{lo}, {hi}], got {value!r}")
@@ -104,19 +124,24 @@ def _mode(core, op: str, mode) -> MaskMode:
         raise core.error(op, f"mode must be asc.MaskMode.NORMAL or asc.MaskMode.COUNTER, got {mode!r}") from None
 
 
-def set_vector_mask(*args, dtype, mode=MaskMode.NORMAL) -> None:
+def set_vector_mask(*args, dtype, mode=MaskMode.NORMAL, length=None, mask_high=None, mask_low=None) -> None:
     """pyasc ``set_vector_mask(length, dtype=, mode=)`` or ``set_vector_mask(mask_high, mask_low, dtype=, mode=)``.
 
-    Normal mode: ``length`` in [1, lanes] is a continuous mask, (high, low) a bit mask. Counter
+    Normal mode: ``length`` in [0, lanes] is a continuous mask (0: the instructions are NOPs; a larger
+    value runs as ``lanes``, 掩码.md 表5 "mask超出范围按照对应数据类型下mask最大值计算"), (high, low) a bit
+    mask (32-bit types: high must be 0; 64-bit: high 0 and low < 2**32; SetVectorMask.md). Counter
     mode: ``length`` (or ``mask_low``; ``mask_high`` must be 0) is the element count of the next
     instructions that take ``is_set_mask=False``. Runs on PIPE_S (a register write).
 
     Raises:
-        KernelError: another argument count, a value out of range, or the mode does not match the
+        KernelError: another argument count, a negative length, a bit mask past the lanes of ``dtype``,
+            or the mode does not match the
             register's mode set by set_mask_count / set_mask_norm.
     """
     op = "set_vector_mask"
     core = current(op)
+    args += tuple(v for v in ((length,) if mask_high is None and mask_low is None else (mask_high, mask_low))
+                  if v is not None)  # pyasc's keyword spellings of the same two forms
     lanes, mode = _lanes_of(core, op, dtype), _mode(core, op, mode)
     reg = register_of(core)
     if mode is not reg.mode:
@@ -131,6 +156,8 @@ def set_vector_mask(*args, dtype, mode=MaskMode.NORMAL) -> None:
         low = _int(core, op, "mask_low", args[1], 0, FULL)
         if mode is MaskMode.COUNTER and high:
             raise core.error(op, f"Counter mode takes the element count in mask_low; mask_high must be 0, got {high}")
+        if mode is MaskMode.NORMAL:
+            check_bits(core, op, high, low, lanes)
         reg.high, reg.low = high, low
     else:
         raise core.error(op, f"set_vector_mask takes (length, dtype=, mode=) or (mask_high, mask_low, dtype=, mode=); "

@@ -155,9 +155,10 @@ class MrgSortSrcList:
     """pyasc ``asc.MrgSortSrcList(dtype, src1, src2, src3=None, src4=None)`` (core/tensor.py): up to 4 sorted
     queues. The dtype may be left out (``MrgSortSrcList(a, b, c, d)``, as pyasc's mrg_sort4 page writes it)."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, dtype=None, src1=None, src2=None, src3=None, src4=None):
         if args and not isinstance(args[0], LocalTensor):
             args = args[1:]
+        args = args + tuple(t for t in (src1, src2, src3, src4)[len(args):] if t is not None)
         self.queues = tuple(t for t in args if t is not None)
         if not 1 <= len(self.queues) <= 4 or not all(isinstance(t, LocalTensor) for t in self.queues):
             raise TypeError("MrgSortSrcList takes (dtype, src1, src2, src3=None, src4=None): 2 to 4 LocalTensors")

@@ -62,12 +62,19 @@ def tree_sum(x: np.ndarray, active: np.ndarray | None, mode: str) -> np.ndarray:
     return y[..., 0]
 
 
+_SCALAR_SUM = (np.dtype(np.float16), np.dtype(np.float32))  # scalar + scalar stays in the dtype
+
+
 def sequential_sum(sums: np.ndarray, mode: str) -> np.ndarray:
     """``((s0 + s1) + s2) + ...`` along the last axis, each step rounded to ``sums.dtype`` (the
     count form of ReduceSum on A2/A3 accumulates the repeat sums in order: ReduceSum.md 方式一)."""
     saturate = mode == overflow.SATURATION and sums.dtype == np.float16
     acc = sums[..., 0]
     with np.errstate(all="ignore"):
+        if sums.ndim == 1 and not saturate and sums.dtype in _SCALAR_SUM:  # one row: numpy scalar adds, each
+            for value in sums[1:]:                                          # rounded to the dtype, ~25x faster
+                acc = acc + value
+            return acc
         for k in range(1, sums.shape[-1]):  # one step per repeat
             acc = (acc + sums[..., k]).astype(sums.dtype)
             if saturate:

@@ -177,13 +177,14 @@ def _accesses(ranges, tensors) -> tuple[Access, ...]:
 
 
 @export
-def trans_data_to_5hd(dst_or_list, src_or_list, params) -> None:
+def trans_data_to_5hd(dst_list=None, src_list=None, params=None, *, dst=None, src=None) -> None:
     """TransDataTo5HD on PIPE_V: ``repeat_times`` repeats, each 16 source DataBlocks transposed into
     16 destination DataBlocks (NCHW -> NC1HWC0; layouts in the module docstring).
 
     Args:
-        dst_or_list, src_or_list: lists of 16 LocalTensors, lists of 16 UB byte addresses
-            (``get_phy_addr()``), or uint64 LocalTensors holding the 16 addresses each.
+        dst_list, src_list: lists of 16 LocalTensors or of 16 UB byte addresses (``get_phy_addr()``);
+        dst, src: or uint64 LocalTensors holding the 16 addresses each (pyasc's names for that form;
+            positionally they take the first two places).
         params: ``asc.TransDataTo5HDParams`` (strides in 32 B DataBlocks).
 
     Raises:
@@ -193,6 +194,10 @@ def trans_data_to_5hd(dst_or_list, src_or_list, params) -> None:
     """
     op = "trans_data_to_5hd"
     core = current(op)
+    dst_or_list = dst_list if dst is None else dst
+    src_or_list = src_list if src is None else src
+    if dst_or_list is None or src_or_list is None:
+        raise core.error(op, "trans_data_to_5hd needs dst_list and src_list (or dst and src)")
     if not isinstance(params, TransDataTo5HDParams):
         raise core.error(op, f"params must be an asc.TransDataTo5HDParams, got {type(params).__name__}")
     repeat = _field(core, op, params, "repeat_times", 255)

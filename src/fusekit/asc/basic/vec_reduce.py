@@ -505,11 +505,18 @@ def _whole_tensor(spec: Spec, forms, kind: str):
         arch = core.soc.arch
         np_dtype = dst.dtype.np
         tmp_access = (tmp.access(*tmp.span(core, op, need)),) if need else ()
-        active = it.active()
+        # the count form walks src densely (repeat stride = one repeat): a reshaped copy gives the same active
+        # lanes as the gather (inactive ones are never used), without the index arrays; when every lane is
+        # active, A2/A3's sum (a tree per repeat, tree_sum) needs no mask either
+        rows, width = int(it.repeats), int(it.lanes)
+        dense = count_form and rows * width <= src.length
+        full = dense and kind == "sum" and arch == "2201" and it.count == rows * width
+        active = None if full else it.active()
 
         def effect():
             with np.errstate(all="ignore"):
-                x = _gather(src, s.grid, active)
+                x = src.array(rows * width).reshape(rows, width).copy() if dense else \
+                    _gather(src, s.grid, active)
                 if kind == "sum":
                     result = np.array([_sum(x, active, count_form, arch, it, mode)], np_dtype)
                 else:
