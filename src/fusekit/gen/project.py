@@ -33,6 +33,7 @@ import numpy as np
 from fusekit.asc import dtypes
 from fusekit.emit import EMITTABLE, Emitted, _check_dtype, _no_pyasc_cache, _trace, _write
 from fusekit.files import write_atomic
+from fusekit.project import HOST_OPDEF, HOST_TILING_SAVE
 
 from .op import GeneratedOp
 from .source import ROW_RESERVED, TILING_FIELDS
@@ -385,17 +386,7 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     tiling.set_last_tail_length(tile == 0 ? 0 : last % tile);
     tiling.set_buffer_num({buffer_num});
     tiling.set_ub_bytes(ub);
-{attrs}
-    context->SetBlockDim(block_dim);
-    context->SetTilingKey(key);
-    tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
-    context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
-    size_t* workspace = context->GetWorkspaceSizes(1);
-    workspace[0] = 0;
-    return ge::GRAPH_SUCCESS;
-}}
-}}  // namespace optiling
-
+""" + HOST_TILING_SAVE + """
 namespace ge {{
 static ge::graphStatus InferShape(gert::InferShapeContext* context)
 {{
@@ -410,17 +401,4 @@ static ge::graphStatus InferDataType(gert::InferDataTypeContext* context)
 }}
 }}  // namespace ge
 
-namespace ops {{
-class {op} : public OpDef {{
-public:
-    explicit {op}(const char* name) : OpDef(name)
-    {{
-{tensors}
-{attr_defs}
-        this->SetInferShape(ge::InferShape).SetInferDataType(ge::InferDataType);
-        this->AICore().SetTiling(optiling::TilingFunc).AddConfig("ascend910b");
-    }}
-}};
-OP_ADD({op});
-}}  // namespace ops
-"""
+""" + HOST_OPDEF
