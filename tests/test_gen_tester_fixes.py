@@ -224,3 +224,27 @@ def test_abs_is_absolute():
         return fusekit.abs(x) + 1
     x = np.random.default_rng(5).standard_normal(100).astype(np.float32)
     np.testing.assert_array_equal(magnitude(x, precision="fp32"), np.abs(x) + np.float32(1))
+
+
+# -- an (N, 1) input converted with an explicit cast (it was cast as a whole tile: out of bounds) ----------------
+
+@fusekit.op(dtypes=("bfloat16", "float16", "float32"))
+def _row_scaled(x, m):
+    return fusekit.cast(fusekit.cast(x, "float32") * fusekit.cast(m, "float32"), "bfloat16")
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+def test_a_cast_of_a_per_row_input_is_duplicated_over_the_row_first(dtype):
+    import ml_dtypes
+
+    np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((33, 96)).astype(np_dtype)
+    m = rng.standard_normal((33, 1)).astype(np_dtype)
+    checked = _row_scaled.check(x, m, precision="fp32")
+    own, _ = checked["y"]
+    assert own.mismatches == 0
+    # float32 products of two inputs of <= 24-bit significands, correctly rounded, then rounded to bfloat16
+    want = (x.astype(np.float64) * m.astype(np.float64)).astype(np.float32).astype(ml_dtypes.bfloat16)
+    y = checked["run"].outputs["y"]
+    assert np.array_equal(y.view(np.uint16), want.view(np.uint16))

@@ -374,7 +374,13 @@ class _Lowerer:
         if op == "where":
             return self.where(*args)
         if op == "cast":
-            return self.convert(self.value(args[0]), n.params["dtype"], n.params["rounding"])
+            src = self.value(args[0])
+            if src.kind == "column":  # an (N, 1) input: its row values duplicated over the row, then converted
+                if src.dtype not in FLOATS or dtypes.as_dtype(src.dtype).sizeof() > dtypes.as_dtype(c).sizeof():
+                    raise GraphError(f"{n!r} converts an (N, 1) input of {src.dtype} while the kernel computes in {c}: "
+                                     "use precision='fp32', or broadcast it on the host")
+                src = self.arith(args[0])
+            return self.convert(src, n.params["dtype"], n.params["rounding"])
         if op in ("add", "sub", "mul", "div", "maximum", "minimum"):
             return self.binary(op, *args)
         x = lambda: self.arith(args[0])  # noqa: E731
