@@ -60,14 +60,7 @@ def write_project(op: str, out_dir: "str | Path", *, buffer_num: int = 2) -> lis
         "README.md": _README.format(op=opdef.op_type, name=name, dtypes=", ".join(dtypes),
                                     dropped=", ".join(d for d in opdef.dtypes if d not in dtypes) or "none"),
     }
-    written = []
-    for relative, text in files.items():
-        path = out / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, lambda f, text=text: f.write(text.encode()))
-        written.append(path)
-    (out / "build.sh").chmod(0o755)
-    return written
+    return write_files(out, files)
 
 
 def _prototype_json(info: Path, opdef: OpDef, dtypes: list[str]) -> str:
@@ -148,6 +141,22 @@ def _inline(cpp: str, function: str) -> str:
     body = re.sub(r",\s*__gm__ uint64_t\* v\d+_ffts_addr", "", body)
     return re.sub(r"\s*set_ffts_base_addr\(\*v\d+_ffts_addr\);", "", body).strip()
 
+
+
+def write_files(out: Path, files: dict) -> list[Path]:
+    """Write a project's ``files`` ({relative path: text}) under ``out``, each atomically, build.sh executable.
+
+    Returns:
+        The paths written. Raises OSError as :func:`fusekit.files.write_atomic` does.
+    """
+    written = []
+    for relative, text in files.items():
+        path = out / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, lambda f, text=text: f.write(text.encode()))
+        written.append(path)
+    (out / "build.sh").chmod(0o755)
+    return written
 
 # the host file's parts every fusekit operator shares: saving the TilingData, and the OpDef registration
 HOST_TILING_SAVE = """{attrs}

@@ -32,8 +32,7 @@ import numpy as np
 
 from fusekit.asc import dtypes
 from fusekit.emit import EMITTABLE, Emitted, _check_dtype, _no_pyasc_cache, _trace, _write
-from fusekit.files import write_atomic
-from fusekit.project import HOST_OPDEF, HOST_TILING_SAVE
+from fusekit.project import HOST_OPDEF, HOST_TILING_SAVE, write_files
 
 from .op import GeneratedOp
 from .source import ROW_RESERVED, TILING_FIELDS
@@ -139,14 +138,7 @@ def write_project(op: GeneratedOp, out_dir: "str | Path", *, row: int = ROW, buf
             f"; row-tiled, compiled for rows of {row} elements (ROW_PAD "
             f"{next(iter(launches.values()))[2]['ROW_PAD']}).\n" if _rows(launches) else ".\n"),
     }
-    written = []
-    for relative, text in files.items():
-        path = out / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, lambda f, text=text: f.write(text.encode()))
-        written.append(path)
-    (out / "build.sh").chmod(0o755)
-    return written
+    return write_files(out, files)
 
 
 def _native(op: GeneratedOp, dtype: str) -> bool:
