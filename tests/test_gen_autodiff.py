@@ -252,7 +252,7 @@ def test_mean_takes_inv_cols():
 def test_indicator_is_exact_on_the_hardware_model(dtype, compute):
     """relu's gradient on the bit-exact hardware model: exactly g or 0, down to the smallest subnormal
     (and at +-0, +-inf, the largest value)."""
-    relu = fusekit.define_op("relu(x)", name="relu_only", dtypes_=(dtype,))
+    relu = fusekit.define_op("relu(x)", name="relu_only", dtypes=(dtype,))
     back = autodiff.backward(relu.graph, dtype, compute)
     info = np.finfo(dtype)
     x = np.array([0.0, -0.0, info.smallest_subnormal, -info.smallest_subnormal, info.max, -info.max, np.inf, -np.inf,

@@ -8,7 +8,7 @@ from fusekit.cli import main
 def test_run_a_catalogue_op_verifies_and_sanitizes(capsys):
     assert main(["run", "swiglu", "--shape", "3", "1000", "--sanitize"]) == 0
     out = capsys.readouterr().out
-    assert "SwiGLU" in out and "bit-identical" in out and "sanitizer: no findings" in out and out.rstrip().endswith("PASS")
+    assert "Swiglu" in out and "bit-identical" in out and "sanitizer: no findings" in out and out.rstrip().endswith("PASS")
 
 
 def test_run_a_row_op_with_attributes(capsys):

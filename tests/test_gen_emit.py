@@ -21,6 +21,9 @@ needs_pyasc = pytest.mark.skipif(not HAVE_PYASC, reason="pyasc is not installed 
 C_TYPES = {"float16": "half", "float32": "float", "int8": "int8_t", "int32": "int32_t"}
 # fusekit.gen instruction -> the Ascend C call pyasc must translate it to (AD-API names)
 SPECIAL = {"bcast": "Duplicate", "padded": "Duplicate", "ln": "Ln", "rows_muls": "Muls", "rows_adds": "Adds"}
+# a row-tiled kernel's int parameters beyond the tiling fields, and the TilingData fields the project passes them
+ROW_GEOMETRY = {"ROW": "row", "GM_ROW": "gm_row", "TILE_ROWS": "tile_length", "ROW_PAD": "row_pad",
+                "LOG_ROWS": "log_rows", "RTMP": "rtmp"}
 
 
 def _camel(op: str) -> str:
@@ -50,8 +53,11 @@ def test_every_catalogue_kernel_emits_ascend_c(tmp_path, monkeypatch, name, dtyp
     for ins in var.program.instrs:  # every vector instruction of the program became its Ascend C call
         assert _camel(ins.op) in calls, (ins.op, sorted(calls))
     assert {"TQue", "TPipe", "DataCopy", "GetBlockIdx"} <= calls
-    tile = kwargs["ROW_PAD"] if var.program.rows else kwargs["TILE_LENGTH"]
-    assert f"c{tile}_i32" in result.cpp  # the tile geometry is compiled in
+    if var.program.rows:  # the row geometry is the launch's: int32 parameters of the entry, nothing compiled in
+        assert result.constants == {"BUFFER_NUM": 2}
+        assert [p for p in ROW_GEOMETRY if re.search(rf"int32_t v\d+_{p}\b", ptrs)] == list(ROW_GEOMETRY)
+    else:
+        assert f"c{kwargs['TILE_LENGTH']}_i32" in result.cpp  # the tile length is compiled in
     assert sorted(p.name for p in result.files) == sorted([f"{name}_kernel.cpp", f"{name}.mlir", f"{name}.lowered.mlir"])
     # nothing was compiled, so nothing may be cached
     assert not (tmp_path / "home" / ".pyasc").exists() and not (tmp_path / "cache").exists()
@@ -90,6 +96,9 @@ def test_every_catalogue_op_becomes_a_cann_project(tmp_path, monkeypatch, name):
     header = (root / "op_host" / f"{name}_tiling.h").read_text()
     fields = [f for _, f in re.findall(r"TILING_DATA_FIELD_DEF\((\w+), (\w+)\);", header)]
     kernel = (root / "op_kernel" / f"{name}.cpp").read_text()
+    proto_rows = project.launch_of(op, kept[0])[0].program.rows
+    if proto_rows:
+        assert {"row", "gm_row", "inv_row", "row_pad", "log_rows", "rtmp", "tile_length"} <= set(fields)
     for key, dtype in enumerate(kept, start=1):
         # the dispatcher passes exactly the inline kernel's parameters, GM pointers cast to their types
         params = _signature(kernel, f"{name}_{dtype}")
@@ -102,7 +111,8 @@ def test_every_catalogue_op_becomes_a_cann_project(tmp_path, monkeypatch, name):
                 assert arg.startswith(f"({ctype})"), (param, arg)
             else:
                 assert arg.startswith("t.") and arg[2:] in fields, (param, arg)
-                assert param.rstrip("_").endswith("_" + {"t.row": "ROW", "t.gm_row": "GM_ROW"}.get(arg, arg[2:])), (param, arg)
+                by_field = {f"t.{f}": p for p, f in ROW_GEOMETRY.items()} if proto_rows else {}
+                assert param.rstrip("_").endswith("_" + by_field.get(arg, arg[2:])), (param, arg)
         assert f"TILING_KEY_IS({key})" in kernel and f"key = {key};" in host
     assert "ffts_addr" not in kernel
     info = json.loads((root / "op_info.json").read_text())
@@ -148,7 +158,7 @@ def test_cli_emit_and_project(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cli_main(["emit", "add_rms_norm", "--row", "1024", "--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
-    assert "ReduceSum" in out and "'ROW_PAD': 1024" in out
+    assert "ReduceSum" in out and "{'BUFFER_NUM': 2}" in out  # the row geometry is not compiled in
     assert (tmp_path / "out" / "add_rms_norm_kernel.cpp").is_file()
     assert cli_main(["emit", "swiglu", "--project", str(tmp_path / "p")]) == 0
     assert (tmp_path / "p" / "op_kernel" / "swiglu.cpp").is_file()
@@ -172,7 +182,7 @@ def test_broadcasts_and_where_in_row_kernels_emit_ascend_c(tmp_path, monkeypatch
     result = project.emit(above_mean, "float32", arrays=[x, s])
     calls = set(re.findall(r"AscendC::(\w+)", result.cpp))
     assert {"Compare", "Select", "ReduceSum"} <= calls
-    assert ("DataCopyPad" in calls) and result.constants["ROW_PAD"] == 40
+    assert ("DataCopyPad" in calls) and result.constants == {"BUFFER_NUM": 2}
 
 
 PRIMITIVES = ["x + y", "x - y", "x * y", "x / y", "maximum(x, y)", "minimum(x, y)", "abs(x)", "exp(x)", "log(x)",
@@ -194,3 +204,13 @@ def test_every_primitive_emits_in_both_precisions(tmp_path, monkeypatch, express
         for precision in ("native", "fp32"):
             result = project.emit(op, dtype, precision, row=64)
             assert "__global__ __aicore__ void prim(" in result.cpp
+
+
+@needs_pyasc
+def test_a_row_tiled_kernel_traces_the_same_for_every_row_length(tmp_path, monkeypatch):
+    """Nothing that depends on the row length is compiled in: one traced kernel serves every row."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    op = cat.get("scaled_masked_softmax")
+    a, b = (project.emit(op, "float16", row=row).cpp for row in (1000, 5120))
+    assert a == b
+    assert "c5120_i32" not in b and "c1008_i32" not in b

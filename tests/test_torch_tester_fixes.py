@@ -225,3 +225,17 @@ def test_reuse_wording_tells_an_earlier_compile_from_this_one():
     recs = [r for r in pair.fusekit_report.groups if r.fused]
     assert [r.reused_from for r in recs] == ["", "an identical group"]
     assert "(generated op reused from an identical group)" in pair.fusekit_report.text()
+
+
+def _rms(x):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+
+def test_guard_catches_a_row_sum_overflow_that_leaves_finite_outputs():
+    # sum(x*x) over 4096 values of 8 is 262144 > 65504: the float16 kernel's rsqrt(inf) = 0 zeroes every row,
+    # a finite but wrong answer; eager PyTorch (float32 accumulation) gives x / 8 = 1 everywhere
+    x = torch.full((4, 4096), 8.0, dtype=torch.float16)
+    compiled = fusekit.torch.compile(_rms, precision="native", progress=False)
+    y, msgs = _caught(lambda: compiled(x))
+    assert torch.allclose(y.float(), torch.ones(4, 4096), atol=1e-2)
+    assert len([m for m in msgs if "overflowed" in m]) == 1

@@ -259,9 +259,9 @@ class TPipe(_Named):
         if self.buffers + count > MAX_BUFFERS_PER_PIPE:
             raise core.error(op, f"{target.name}: {self.buffers + count} buffers in one TPipe; at most "
                                  f"{MAX_BUFFERS_PER_PIPE} are allowed", kind="ub-overflow")
-        count, rounded = int(count), int(rounded)
+        count, rounded = int(count), int(rounded)  # plain ints from here: UB addresses are not kernel scalars
         target.attach(self, [self.used + i * rounded for i in range(count)], rounded)
-        self.used += asked
+        self.used += count * rounded
         self.buffers += count
         self.layout.append(f"{target.name} {count} x {rounded} B")
 

@@ -103,6 +103,7 @@ class Core:
         self.wait_hook: Callable[..., None] | None = None
         self.launch_flags: dict = {}  # cross-core flag counters shared by the launch's cores
         self.progress: Callable[[], None] | None = None
+        self.overflowed: list[int] = []  # indices of instructions whose float result overflowed (Trace.overflows)
 
     def record(self, op: str, pipe: Pipe, *, reads: tuple[Access, ...] = (), writes: tuple[Access, ...] = (),
                undefined: tuple[Access, ...] = (), sync: Sync | None = None, count: int = 0, nbytes: int = 0,
@@ -411,6 +412,7 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
             gc.enable()
         _print_device_output(log, device_output)
         trace.cores = [cores[i].instrs if i in cores else [] for i in range(int(core_num))]
+        trace.overflows = [c.instrs[k] for c in cores.values() for k in c.overflowed]
     _copy_back(gm.values(), trace)
     return LaunchResult(trace, time.perf_counter() - started)
 

@@ -182,6 +182,9 @@ class Trace:
             theirs (a launch with ``sample_cores``: every core but the last does the same work).
         auto_sync: the kernel is built with automatic synchronisation (``launch(auto_sync=)``):
             the compiler orders dependent PIPE_V instructions (``fusekit.hb``, rule 2).
+        overflows: instructions whose float result left the dtype's range (inf or NaN) although their
+            operands were finite. fusekit watches the ReduceSum count and split forms (a float16 row sum
+            overflows long before its elements do); an elementwise overflow shows in the output itself.
     """
 
     kernel: str
@@ -192,6 +195,7 @@ class Trace:
     cores: list[list[Instr]] = field(default_factory=list)
     stand_ins: dict[int, int] = field(default_factory=dict)
     auto_sync: bool = True
+    overflows: list[Instr] = field(default_factory=list)
 
     def __iter__(self) -> Iterator[Instr]:
         for core in self.cores:

@@ -124,17 +124,13 @@ def scaled_masked_softmax(x, mask, *, scale=1.0):
     return e / _sum(e, axis=-1, keepdims=True)
 
 
-for _op, _type in ((swiglu, "SwiGLU"), (geglu, "GeGLU"), (bias_gelu, "BiasGelu"), (bias_gelu_erf, "BiasGeluErf"),
-                  (add_rms_norm, "AddRmsNorm"), (scaled_masked_softmax, "ScaledMaskedSoftmax")):
-    _op.op_type = _type
-
 CATALOGUE: dict[str, GeneratedOp] = {o.name: o for o in (
     fused_add_scale, add_relu, bias_gelu, bias_gelu_erf, swiglu, geglu, axpby, clamp, quantize, quantize_per_channel,
     dequantize, dequantize_int8, add_rms_norm, layer_norm, scaled_masked_softmax)}
 
 
 def get(name: str) -> GeneratedOp:
-    """The catalogue operator ``name`` (snake_case, or its OpType such as ``SwiGLU``)."""
+    """The catalogue operator ``name`` (snake_case, or its OpType such as ``Swiglu``; case is ignored)."""
     key = name.lower().replace("-", "_")
     for o in CATALOGUE.values():
         if key in (o.name, o.op_type.lower()):

@@ -10,15 +10,19 @@ AD-API 通用说明和约束.md) and a per-row instruction can address it.
   (AD-API DataCopyPad（GMToUB非对齐数据搬运）.md);
 - ``store_rows``: the reverse; DataCopyPad writes exactly ``row`` elements per row (UB->GM form,
   ``srcStride`` in 32 B blocks);
-- ``replicate``: copy UB row 0 over TILE_ROWS rows by doubling (log2 TILE_ROWS vector copies, ``x * 1``
-  being exact for every float): a (C,) input broadcast along rows costs this once per core, never GM.
+- ``replicate``: copy UB row 0 over TILE_ROWS rows by doubling (LOG_ROWS = ceil(log2 TILE_ROWS) vector
+  copies, ``x * 1`` being exact for every float): a (C,) input broadcast along rows costs this once per
+  core, never GM.
+
+ROW_PAD, TILE_ROWS and LOG_ROWS are plain ``int`` parameters (tiling values computed per launch from the row
+length), so the loops and branches here are runtime ones (``range``, ``if``), never ``asc.static_range``.
 """
 
 from fusekit import asc
 
 
 @asc.jit
-def load_rows(dst: asc.LocalTensor, src: asc.GlobalTensor, rows: int, row: int, ROW_PAD: asc.ConstExpr[int]):
+def load_rows(dst: asc.LocalTensor, src: asc.GlobalTensor, rows: int, row: int, ROW_PAD: int):
     nbytes = row * src.dtype.sizeof()
     if row == ROW_PAD:
         asc.data_copy(dst, src, rows * row)
@@ -30,7 +34,7 @@ def load_rows(dst: asc.LocalTensor, src: asc.GlobalTensor, rows: int, row: int, 
 
 
 @asc.jit
-def store_rows(dst: asc.GlobalTensor, src: asc.LocalTensor, rows: int, row: int, ROW_PAD: asc.ConstExpr[int]):
+def store_rows(dst: asc.GlobalTensor, src: asc.LocalTensor, rows: int, row: int, ROW_PAD: int):
     nbytes = row * dst.dtype.sizeof()
     if row == ROW_PAD:
         asc.data_copy(dst, src, rows * row)
@@ -40,9 +44,8 @@ def store_rows(dst: asc.GlobalTensor, src: asc.LocalTensor, rows: int, row: int,
 
 
 @asc.jit
-def replicate(t: asc.LocalTensor, ROW_PAD: asc.ConstExpr[int], TILE_ROWS: asc.ConstExpr[int],
-              LOG_ROWS: asc.ConstExpr[int]):
-    for j in asc.static_range(LOG_ROWS):
+def replicate(t: asc.LocalTensor, ROW_PAD: int, TILE_ROWS: int, LOG_ROWS: int):
+    for j in range(LOG_ROWS):  # a runtime loop: LOG_ROWS is a tiling value
         done = 1 << j
         rows = TILE_ROWS - done
         if done < rows:  # min(): pyasc 1.1.1 does not trace the builtin

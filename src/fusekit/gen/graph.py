@@ -127,6 +127,16 @@ class Sym:
             return Sym(Node(ops[ufunc.__name__], (_node(a), _node(b))))
         raise GraphError(_numpy_hint(f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")))
 
+    def __matmul__(self, o):
+        raise GraphError("x @ y is a matrix product, a cube-unit operation: the generator makes vector kernels only "
+                         "(elementwise primitives and last-axis reductions)")
+
+    __rmatmul__ = __matmul__
+
+    def __getitem__(self, key):
+        raise GraphError(f"x[{key!r}]: indexing or slicing a traced tensor is not generated; a fused operator works on "
+                         "whole tensors (broadcasting by shape, reductions along the last axis)")
+
     def __array_function__(self, func, types, args, kwargs):
         raise GraphError(_numpy_hint(f"numpy.{func.__name__}"))
 
@@ -243,6 +253,9 @@ def _last_axis(op: str, axis) -> None:
     wanted = axis[0] if isinstance(axis, tuple) and len(axis) == 1 else axis  # numpy also takes axis=(-1,)
     if isinstance(wanted, numbers.Integral) and not isinstance(wanted, bool) and int(wanted) == -1:
         return
+    if axis is None:  # numpy's default: every axis at once
+        raise GraphError(f"{op}(x) reduces every axis (numpy's default): reductions run along the last axis only: "
+                         f"axis=-1; got axis=None; write {op}(x, axis=-1)")
     if isinstance(axis, (Sym, float)) and op in ("max", "min"):  # max(a, b): numpy's elementwise form is maximum
         raise GraphError(f"{op}(x, {axis!r}) reduces x along an axis; for the elementwise {op} of two values use "
                          f"fusekit.{op}imum(a, b)")
@@ -250,11 +263,12 @@ def _last_axis(op: str, axis) -> None:
 
 
 def _reduce(op):
-    def fn(x, axis=-1, keepdims=False):
+    def fn(x, axis=None, keepdims=False):
         _last_axis(op, axis)
         return Sym(Node(op, (_node(x),), {"axis": -1, "keepdims": bool(keepdims)}))
     fn.__name__ = op
-    fn.__doc__ = f"``{op}`` along the last axis (``axis=-1``), ``keepdims`` as numpy's."
+    fn.__doc__ = (f"``{op}(x, axis=-1, keepdims=False)`` along the last axis, as numpy's; ``axis`` must be -1 (numpy's "
+                  "default, None, reduces every axis, which is not generated: GraphError).")
     return fn
 
 

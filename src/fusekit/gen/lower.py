@@ -156,7 +156,14 @@ class Program:
     row_slots: int = 0                              # row-value slots
     reductions: tuple = ()                          # reduce ops used
     columns: frozenset = frozenset()                # (N, 1) inputs: one value per row, loaded per tile
+    column_blocks: bool = False                     # no DataCopyPad (310P): columns load whole 32 B blocks
     mask_slots: int = 0                             # Compare bit masks (TILE_LENGTH / 8 bytes each)
+
+
+def spec_copy_pad(soc) -> bool:
+    """Whether ``soc`` has DataCopyPad (A2/A3); without it a tile's (N, 1) values are loaded as whole 32 B blocks
+    from a column the host pads by one block (fusekit.gen.op)."""
+    return soc.data_copy_pad is not False
 
 
 def natural_dtypes(graph: Graph, dtype: str, scalar_inputs=()) -> dict:
@@ -239,10 +246,14 @@ class _Lowerer:
         takes = {m.name for m in MODES.get(self.soc.arch, {}).get((src, dst), ())}
         exact = (src, dst) in {("float16", "float32"), ("bfloat16", "float32"), ("int8", "float16"),
                                ("uint8", "float16"), ("int16", "float32"), ("int32", "int64")}
-        if takes and mode not in takes:
+        if not takes:
+            raise GraphError(f"{self.soc.name}'s Cast has no {src} -> {dst} (Cast.md 数据类型)")
+        if mode not in takes:
             for alt in ("CAST_NONE", "CAST_RINT"):
                 if alt in takes and (exact or mode in ("CAST_NONE", "CAST_RINT")):
                     return alt
+            raise GraphError(f"{self.soc.name}'s Cast {src} -> {dst} does not round {mode}: it takes "
+                             f"{', '.join(sorted(takes))} (Cast.md 数据类型)")
         return mode
 
     def require(self, op: str, dtype: str | None) -> None:
@@ -296,7 +307,8 @@ class _Lowerer:
         if v.dtype not in FLOATS:
             raise GraphError(f"{n!r} is {v.dtype}; arithmetic needs floats: write fusekit.cast({n!r}, 'float32') first")
         if self.precision == "native":
-            raise GraphError(f"{n!r} is {v.dtype} but the expression computes in {self.compute}; cast it explicitly")
+            raise GraphError(f"{n!r} is {v.dtype} but native precision computes in {self.compute}: write "
+                             f"fusekit.cast({n!r}, {self.compute!r}) in the expression, or use precision='fp32'")
         key = (id(v), self.compute)
         if key not in self.converted:  # one widening per value, however many users it has
             self.converted[key] = self.convert(v, self.compute, "none")
@@ -304,19 +316,25 @@ class _Lowerer:
 
     def convert(self, v: Value, target: str, rounding: str) -> Value:
         """Cast ``v`` to ``target`` through the conversions Cast has (see module doc)."""
-        from fusekit.asc.basic.vec_vconv import CASTS
+        from fusekit.asc.basic.vec_vconv import MODES
 
         src = v.dtype
         if src == target:
             return v
+        pairs = MODES.get(self.soc.arch, {})
         is_float = target in FLOATS
         mode = ROUND_MODES["rint" if rounding == "none" and not is_float else rounding]
-        if (src, target) in CASTS and not (src == "int32" and target == "float16"):
+        if (src, target) in pairs and not (src == "int32" and target == "float16"):
             return self.emit("cast", target, (v,), round=mode)
-        if src in FLOATS and not is_float and (src, target) not in CASTS:
-            wide = v if src in ("float32",) else self.convert(v, "float32", "none")
-            half = self.emit("cast", "float16", (wide,), round=ROUND_MODES["odd"])
+        if src in FLOATS and target in ("int8", "uint8"):  # through half, rounded to odd: every in-range value of an
+            wide = v if src in ("float32",) else self.convert(v, "float32", "none")  # 8-bit integer is exact there,
+            half = self.emit("cast", "float16", (wide,), round=ROUND_MODES["odd"])  # so one rounding in the end
             return self.convert(half, target, rounding)
+        if src == "float32" and target in ("int16", "int32"):  # through half only 11 significant bits would survive
+            takes = ", ".join(d for s, d in sorted(pairs) if s == src)
+            raise GraphError(f"{self.soc.name}'s Cast has no float32 -> {target} (Cast.md 数据类型: float32 converts to "
+                             f"{takes} there), and through float16 only 11 significant bits would survive: cast to "
+                             f"float16 first if that is enough (fusekit.cast(fusekit.cast(x, 'float16'), '{target}'))")
         if src in FLOATS and target in FLOATS:
             return self.emit("cast", target, (self.convert(v, "float32", "none"),), round=mode)
         if src in ("int32", "int16", "int64") and is_float:
@@ -332,9 +350,6 @@ class _Lowerer:
             if n.name in self.scalar_inputs:  # a 0-d tensor used as a tile: its value duplicated
                 return self.emit("duplicate", self.compute, (), Scalar(name=n.name))
             if COLUMN + n.name in self.row_inputs:  # (N, 1): one value per row, in its VECIN queue
-                if self.soc.data_copy_pad is False:
-                    raise GraphError(f"{n.name} is one value per row (N, 1); its tiles are not whole 32 B blocks, "
-                                     f"which {self.soc.name} (no DataCopyPad) cannot load: broadcast it on the host")
                 v = self.new(self.gm[n.name], "column")
                 v.input = n.name
                 self.inputs[n.name] = v
@@ -528,7 +543,7 @@ def lower(graph: Graph, dtype: str, precision: str, soc: SoC, scalar_inputs=froz
                       [a.name for a in graph.attrs] + sorted(scalar_inputs) + low.extra_scalars,
                       low.compute, dict(low.gm), rows=rows, broadcast=low.broadcast,
                       reductions=tuple(sorted({i.op for i in low.instrs if i.op.startswith("reduce_")})),
-                      columns=frozenset(low.columns))
+                      columns=frozenset(low.columns), column_blocks=bool(low.columns) and not spec_copy_pad(low.soc))
     _plan(program)
     return program
 

@@ -18,6 +18,7 @@ Other broadcasts are refused with a message naming the input.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import time
@@ -28,6 +29,7 @@ import numpy as np
 
 from fusekit import tiling
 from fusekit.asc import dtypes, launch, overflow
+from fusekit.asc.names import snake_case
 from fusekit.soc import SoC, get_soc
 
 from .graph import Graph, GraphError, trace
@@ -38,6 +40,16 @@ from .source import kernel_source, load_kernel
 
 OP_TYPES = {"float16": "fp16", "float32": "float", "bfloat16": "bf16", "int8": "int8", "int16": "int16",
             "int32": "int32", "uint8": "uint8"}
+
+
+# keywords of GeneratedOp.run that go on to fusekit.asc.launch (its keyword-only parameters)
+_LAUNCH_OPTIONS = frozenset(n for n, p in inspect.signature(launch).parameters.items() if p.kind is p.KEYWORD_ONLY)
+
+
+def _floating(x) -> bool:
+    """Whether ``x`` is a numpy array of a floating dtype (bfloat16 included)."""
+    x = np.asarray(x)
+    return x.dtype.kind == "f" or x.dtype.name == "bfloat16"
 
 
 @dataclass
@@ -133,8 +145,19 @@ class GeneratedOp:
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
                 raise TypeError(f"attribute {node.name} must be a real number, got {value!r}")
             attrs[node.name] = float(value)
+        unknown = sorted(set(kwargs) - _LAUNCH_OPTIONS)
+        if unknown:
+            import difflib
+
+            known = [a.name for a in self.graph.attrs]
+            close = difflib.get_close_matches(unknown[0], known + sorted(_LAUNCH_OPTIONS), n=1)
+            raise TypeError(f"{self.name} has no attribute or launch option {unknown[0]!r}"
+                            + (f" (did you mean {close[0]!r}?)" if close else "")
+                            + f"; its attributes: {', '.join(known) or 'none'}")
         out = {}
         for name, x in zip(names, arrays):
+            if isinstance(x, np.generic):  # a numpy scalar (x.sum(), a 0-d array's .astype): a 0-d tensor
+                x = np.asarray(x)
             if not isinstance(x, np.ndarray):
                 raise TypeError(f"{name} must be a numpy.ndarray, got {type(x).__name__}; wrap it with numpy.asarray(...)")
             out[name] = x
@@ -195,14 +218,18 @@ class GeneratedOp:
         return bool(row_inputs) or any(n.op in REDUCE for n in self.graph.nodes())
 
     def resolve_precision(self, precision, dtype: str, spec: SoC) -> str:
+        """``precision``, or the default for ``dtype`` on ``spec`` (native, fp32 for bfloat16 or a dtype the
+        SoC's Add lacks).
+
+        Raises:
+            ValueError: an unknown precision, or bfloat16 on a SoC without it.
+        """
         if dtype == "bfloat16" and spec.arch == "2002":
             raise ValueError(f"{spec.name} (arch {spec.arch}) has no bfloat16; use float16 or float32")
         if precision is None:
             return "native" if dtype != "bfloat16" and spec.supports("add", dtype) else "fp32"
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS} or None, got {precision!r}")
-        if dtype == "bfloat16" and spec.arch == "2002":
-            raise ValueError(f"{spec.name} (arch {spec.arch}) has no bfloat16; use float16 or float32")
         return precision
 
     # -- run
@@ -237,8 +264,8 @@ class GeneratedOp:
         for k in scalar_inputs:
             values[k] = float(np.asarray(named[k]).reshape(-1)[0].astype(np.float64))
         if program.rows:
-            return self._run_rows(var, named, values, shape, spec, dt, precision, core_num, buffer_num, launcher, kwargs,
-                                  tile_length)
+            return self._warn_overflow(named, self._run_rows(var, named, values, shape, spec, dt, precision, core_num,
+                                                              buffer_num, launcher, kwargs, tile_length), kwargs)
         n = int(np.prod(shape, dtype=np.int64))
         gm = program.gm_dtypes
         tensors = [k for k in program.inputs]
@@ -273,8 +300,32 @@ class GeneratedOp:
             plans.append(tiling.compute_tiling(0, tdt, buffer_num=buffer_num, soc=spec, core_num=core_num))
         launches = [r for r in launches if r is not None]
         results = {k: o[:n].reshape(shape) for k, o in outs.items()}
-        return GenRun(results, precision, dt, spec, plans, launches, time.perf_counter() - started,
-                      overflow.choose(spec, kwargs.get("overflow")), var)
+        return self._warn_overflow(named, GenRun(results, precision, dt, spec, plans, launches,
+                                                 time.perf_counter() - started,
+                                                 overflow.choose(spec, kwargs.get("overflow")), var), kwargs)
+
+    def _warn_overflow(self, named: dict, run: GenRun, launch_options: dict) -> GenRun:
+        """Issue a :class:`fusekit.PrecisionWarning` when every floating input is finite but a row sum
+        overflowed in the kernel (``Trace.overflows``: in native float16 a row's sum of squares passes
+        65504 long before an element does, and rsqrt then turns it into a silent 0) or an output holds inf
+        or NaN. Runs whose values are not computed plainly (an ``executor``, a ``launcher``) are not checked."""
+        from fusekit.verify import warn
+
+        if not run.launches or launch_options.get("executor") is not None or \
+                not all(np.isfinite(x).all() for x in named.values() if _floating(x)):
+            return run
+        where = [f"{i.op} at {i.file}:{i.line}" for r in run.launches for i in r.trace.overflows[:1]]
+        bad = {k: int(y.size - np.count_nonzero(np.isfinite(y))) for k, y in run.outputs.items() if _floating(y)}
+        fp32 = "; precision='fp32' computes in float32" if run.precision == "native" and run.dtype != "float32" else ""
+        if where:
+            warn(f"{self.name}: {where[0]} overflowed {run.variant.program.compute} from finite inputs (precision "
+                 f"{run.precision}): the outputs are wrong{fp32}")
+        elif any(bad.values()):
+            what = ", ".join(f"{n} of {run.outputs[k].size} {k} values ({run.outputs[k].dtype})"
+                             for k, n in bad.items() if n)
+            warn(f"{self.name}: {what} are inf or NaN from finite inputs: a result or an intermediate left the range "
+                 f"of its dtype (precision {run.precision}){fp32}")
+        return run
 
     def check(self, *arrays, soc=None, precision: str | None = None, **kwargs) -> dict:
         """Run and compare every output with its own model (``hardware`` or ``fp32``, which it must match
@@ -305,7 +356,8 @@ class GeneratedOp:
 
         def launcher(kernel, block_dim, args, kernel_kwargs, spec):
             outputs = list(self.graph.output_names)
-            reports.append(sanitize(kernel, soc=spec, outputs=outputs)[block_dim](*args, **kernel_kwargs))
+            reports.append(sanitize(kernel, soc=spec, outputs=outputs, overflow=kwargs.get("overflow"))[block_dim](
+                *args, **kernel_kwargs))
             return None
         self.run(*arrays, soc=soc, launcher=launcher, **kwargs)
         return reports
@@ -313,7 +365,9 @@ class GeneratedOp:
     def _run_rows(self, var, named, values, shape, spec, dt, precision, core_num, buffer_num, launcher, kwargs,
                   tile_rows=None):
         """Row tiling (see fusekit.gen.device): rows over cores, TILE_ROWS rows per UB tile (``tile_rows``
-        forces it: run's ``tile_length`` counts rows in a row-tiled kernel)."""
+        forces it: run's ``tile_length`` counts rows in a row-tiled kernel). The row geometry (ROW, GM_ROW,
+        ROW_PAD, TILE_ROWS, LOG_ROWS, RTMP) goes to the kernel as int arguments; the CANN project's TilingFunc
+        computes it in C++ the same way (fusekit.gen.project._row_geometry: change both together)."""
         from fusekit.asc.basic.vec_reduce import tmp_elements
 
         program = var.program
@@ -379,9 +433,11 @@ class GeneratedOp:
             if gm_row != width:
                 x2 = np.concatenate([x2, np.zeros((x2.shape[0], gm_row - width), x2.dtype)], axis=1)
             return x2.reshape(-1)
-        args = [np.ascontiguousarray(named[k], dtype=named[k].dtype.newbyteorder("=")).reshape(-1) if k in cols
-                else rows_of(named[k], k) for k in program.inputs] + [rows_of(np.asarray(named[k]).reshape(-1), k)
-                                                                       for k in bcs]
+        def column(x):  # (N, 1) values; without DataCopyPad the kernel reads whole 32 B blocks: pad by one block
+            flat = np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("=")).reshape(-1)
+            return np.concatenate([flat, np.zeros(32 // flat.itemsize, flat.dtype)]) if program.column_blocks else flat
+        args = [column(named[k]) if k in cols else rows_of(named[k], k) for k in program.inputs] + \
+            [rows_of(np.asarray(named[k]).reshape(-1), k) for k in bcs]
         outs = {k: np.empty(nrows * gm_row, dtypes.as_dtype(gm[k]).np) for k in outs_}
         args += list(outs.values())
         scalar_args = {_arg(s): (1.0 / width if s == "inv_row" else values[s]) for s in program.scalars}
@@ -460,9 +516,18 @@ class GeneratedOp:
 
     # -- prototype
     def op_info(self) -> list:
-        """op_info.json's content (msopgen's format, as ops/fused_add_scale/op_info.json)."""
+        """op_info.json's content (msopgen's format, as ops/fused_add_scale/op_info.json).
+
+        Raises:
+            GraphError: the operator's name is not the snake_case of its OpType, the name msopgen looks the
+                kernel up by (fusekit.opdef), so a CANN project would never find the kernel.
+        """
         from .lower import natural_dtypes
 
+        if snake_case(self.op_type) != self.name:
+            raise GraphError(f"operator name {self.name!r} does not follow its OpType {self.op_type!r}: msopgen looks the "
+                             f"kernel up as {snake_case(self.op_type)!r}, so a CANN project would never find it; name "
+                             f"the operator in snake_case, e.g. {snake_case(self.name).strip('_')!r}")
         columns = [natural_dtypes(self.graph, d) for d in self.dtypes]
 
         def desc(name):
@@ -476,12 +541,15 @@ class GeneratedOp:
                           {"name": a.name, "param_type": "optional", "type": "float",
                            "default_value": self.graph.defaults[a.name]} for a in self.graph.attrs]}]
 
-    def write(self, out_dir, dtype: str = "float16", precision: str = "native", soc=None) -> list:
-        """Write ``op_info.json`` and ``kernel.py`` (the variant's source) to ``out_dir``; returns the paths."""
+    def write(self, out_dir, dtype: str | None = None, precision: str | None = None, soc=None) -> list:
+        """Write ``op_info.json`` and ``kernel.py`` (the source of the variant for ``dtype``, default the operator's
+        first, in ``precision``, default as :meth:`run` chooses) to ``out_dir``; returns the paths."""
         from fusekit.files import write_atomic
 
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
+        dtype = dtype or self.dtypes[0]
+        precision = self.resolve_precision(precision, dtype, get_soc(soc))
         files = {"op_info.json": json.dumps(self.op_info(), indent=2) + "\n",
                  "kernel.py": self.variant(dtype, precision, soc).source}
         for name, text in files.items():
@@ -507,8 +575,10 @@ def op(fn=None, *, dtypes=("float16", "float32", "bfloat16"), outputs=None, name
     return wrap(fn) if fn is not None else wrap
 
 
-def define_op(expression: str, name: str = "expr", **kwargs) -> GeneratedOp:
-    """An operator from a string expression (the CLI's spelling; see :func:`fusekit.gen.graph.parse`)."""
+def define_op(expression: str, name: str = "expr", *, dtypes=("float16", "float32", "bfloat16"),
+              outputs=None) -> GeneratedOp:
+    """An operator from a string expression (the CLI's spelling; see :func:`fusekit.gen.graph.parse`);
+    ``dtypes`` and ``outputs`` as :func:`op`'s."""
     from .graph import parse
 
-    return GeneratedOp(parse(expression, name), name=name, **kwargs)
+    return GeneratedOp(parse(expression, name), dtypes, outputs, name=name)

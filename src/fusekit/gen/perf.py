@@ -111,10 +111,13 @@ def _single(node: Node, dtype_of) -> "tuple[GeneratedOp, list[Node]]":
 
 
 def compare(op: GeneratedOp, n: int = 2**20, dtype: str = "float16", *, soc=None, precision: str | None = None,
-            attrs: dict | None = None, shapes: dict | None = None, core_num: int | None = None) -> Comparison:
+            attrs: dict | None = None, shapes: dict | None = None, core_num: int | None = None, buffer_num: int = 2,
+            tile_length: int | None = None) -> Comparison:
     """Predict ``op`` fused and unfused on ``n`` elements of ``dtype`` (inputs of shape (n,) unless
     ``shapes`` gives one per input name; attributes default to 1.0). ``core_num``: the most AIV cores
-    the fused kernel and each unfused kernel may use (default: all of the SoC's).
+    the fused kernel and each unfused kernel may use (default: all of the SoC's); ``buffer_num``: BUFFER_NUM
+    of every kernel; ``tile_length``: the fused kernel's (see ``GeneratedOp.run``; the unfused kernels keep
+    their own UB-limited tiles).
 
     Raises:
         GraphError: the expression cannot be generated on the SoC.
@@ -126,7 +129,8 @@ def compare(op: GeneratedOp, n: int = 2**20, dtype: str = "float16", *, soc=None
     gm = natural_dtypes(op.graph, dtype)
     arrays = [np.zeros((shapes or {}).get(node.name, (n,)), dtypes.as_dtype(gm[node.name]).np)
               for node in op.graph.inputs]
-    fused, run = _time(op, arrays, attrs, spec, precision=precision, core_num=core_num)
+    fused, run = _time(op, arrays, attrs, spec, precision=precision, core_num=core_num, buffer_num=buffer_num,
+                       tile_length=tile_length)
     precision = run.precision
     memo = {}
 
@@ -161,7 +165,7 @@ def compare(op: GeneratedOp, n: int = 2**20, dtype: str = "float16", *, soc=None
         first = dtype_of(sources[0]) if sources else dtype
         if key not in memo:
             memo[key] = _time(single, ins, {a.name: 1.0 for a in single.graph.attrs}, spec, precision=precision,
-                              core_num=core_num,
+                              core_num=core_num, buffer_num=buffer_num,
                               dtype=first if first in ("float16", "float32", "bfloat16") else dtype)[0].kernel_time_us
         chain.append((node.op, memo[key]))
     rows = fused.utilization()

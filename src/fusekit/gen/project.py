@@ -2,24 +2,30 @@
 
 :func:`emit` traces one variant's kernel file (the text fusekit runs) with pyasc into MLIR and Ascend C,
 as :mod:`fusekit.emit` does for FusedAddScale: nothing is compiled, and pyasc's kernel cache points
-at a temporary directory for the duration. The compile-time constants (TILE_LENGTH, or TILE_ROWS /
-ROW_PAD / LOG_ROWS / RTMP of a row-tiled kernel, and BUFFER_NUM) are those of a real launch of the
-operator's *canonical layout*:
+at a temporary directory for the duration. The compile-time constants (TILE_LENGTH of an elementwise
+kernel, and BUFFER_NUM) are those of a real launch of the operator's *canonical layout*:
 
 - an elementwise operator: every input of the output's shape, ``EXAMPLE_ELEMENTS`` elements;
 - a row-tiled one (last-axis reductions, or (C,) inputs such as bias, gamma, beta, mask, per-channel
-  scale / offset): rows of ``row`` elements (default 4096), the (C,) inputs one row. ROW_PAD is
-  compiled in, so the kernel takes rows whose 32 B-padded length is ROW_PAD; the project's tiling
-  function refuses other row lengths (emit again with another ``row``).
+  scale / offset): rows of ``row`` elements (default 4096), the (C,) inputs one row. Only the variant
+  (which inputs are broadcast) comes from this layout: the row geometry -- ROW, GM_ROW, ROW_PAD,
+  TILE_ROWS, LOG_ROWS, RTMP -- are ``int`` kernel arguments, so the traced kernel takes any row length.
 
 :func:`write_project` writes msopgen's layout (see :mod:`fusekit.project`, whose CMake, build script
 and inlining it reuses): ``op_info.json`` (the dtypes pyasc can emit), ``op_host/<op>_tiling.h``
-(TilingData: fusekit.tiling's fields, ``row``/``gm_row``/``inv_row`` for a row-tiled kernel, then the
-attributes), ``op_host/<op>.cpp`` (OpDef, the tiling function -- fusekit.gen's host planning in C++ --
-and shape / dtype inference) and ``op_kernel/<op>.cpp`` (one traced kernel per dtype behind the CANN
-entry, dispatched by tiling key). Building needs CANN and was never tried here; the host tiling is compiled
-against stand-ins for the CANN headers and checked against the simulated kernel in
-``tests/test_gen_project_cpp.py``.
+(TilingData: fusekit.tiling's fields, then ``row``/``gm_row``/``inv_row``/``row_pad``/``log_rows``/``rtmp``
+for a row-tiled kernel -- ``tile_length`` is TILE_ROWS --, then the attributes), ``op_host/<op>.cpp``
+(OpDef, the tiling function -- fusekit.gen's host planning in C++ -- and shape / dtype inference) and
+``op_kernel/<op>.cpp`` (one traced kernel per dtype behind the CANN entry, dispatched by tiling key).
+
+A row-tiled project serves every row length: its tiling function computes the row geometry from the
+input shape as ``GeneratedOp._run_rows`` does (UB rows padded to 32 B, the reductions' temp buffer, the
+rows per tile that fit the SoC's UB, at most 4095, the per-core split on 32 B GM blocks) for the SoC it
+was generated for (Ascend910B1: DataCopyPad moves unpadded GM rows), and refuses what that refuses: a row
+too long for one row to fit UB, rows that are not whole 32 B blocks of a wider input while a narrower
+tensor pads them, more than 2^31 - 1 elements. Building needs CANN and was never tried here; the host
+tiling is compiled against stand-ins for the CANN headers and checked against the simulated kernel, for
+several row lengths of one project, in ``tests/test_gen_project_cpp.py``.
 """
 
 from __future__ import annotations
@@ -33,14 +39,18 @@ import numpy as np
 from fusekit.asc import dtypes
 from fusekit.emit import EMITTABLE, Emitted, _check_dtype, _no_pyasc_cache, _trace, _write
 from fusekit.project import HOST_OPDEF, HOST_TILING_SAVE, write_files
+from fusekit.soc import get_soc
 
 from .op import GeneratedOp
 from .source import ROW_RESERVED, TILING_FIELDS
 
 EXAMPLE_ELEMENTS = 2**22   # an elementwise launch large enough that the tile is the UB-limited one
-ROW = 4096                 # default row length of a row-tiled operator's canonical layout
+ROW = 4096                 # row length of a row-tiled operator's canonical layout (the one traced)
 ROW_INPUTS = ("bias", "gamma", "beta", "mask", "scale", "offset")  # the catalogue's (C,) inputs
 KERNEL_MODULES = ("fusekit.ops.elementwise", "fusekit.gen.device")  # helpers a generated kernel imports
+# a row-tiled kernel's int parameters that are not fusekit.tiling's fields -> their TilingData field
+ROW_FIELDS = {"ROW": "row", "GM_ROW": "gm_row", "ROW_PAD": "row_pad", "TILE_ROWS": "tile_length",
+              "LOG_ROWS": "log_rows", "RTMP": "rtmp"}
 C_TYPES = {"float16": "half", "float32": "float", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
            "uint8": "uint8_t", "bfloat16": "bfloat16_t"}
 
@@ -72,8 +82,9 @@ def launch_of(op: GeneratedOp, dtype: str, precision: str | None = None, soc=Non
 def emit(op: GeneratedOp, dtype: str = "float16", precision: str = "native", soc=None, *, row: int = ROW,
          buffer_num: int = 2, out_dir: "str | Path | None" = None, arrays: list | None = None) -> Emitted:
     """Trace ``op``'s kernel for GM dtype ``dtype`` with pyasc: the variant and compile-time constants of a
-    launch on ``arrays`` (numpy arrays: their shapes pick the broadcasts; default the canonical layout, see
-    module doc).
+    launch on ``arrays`` (numpy arrays: their shapes pick the broadcasts; default the canonical layout with
+    rows of ``row`` elements, see module doc). A row-tiled kernel's row geometry is not compiled in: the
+    traced kernel takes any row length.
 
     Files written to ``out_dir``: ``<op>_kernel.cpp``, ``<op>.mlir``, ``<op>.lowered.mlir``.
 
@@ -106,6 +117,7 @@ def emittable(op: GeneratedOp) -> list[str]:
 
 def write_project(op: GeneratedOp, out_dir: "str | Path", *, row: int = ROW, buffer_num: int = 2) -> list[Path]:
     """Write the CANN custom-operator project of ``op`` to ``out_dir`` (see module doc); returns the files.
+    ``row`` is the row length of the layout traced; the project's tiling takes any row length that fits UB.
 
     Raises:
         PyascMissing: pyasc is not installed.
@@ -135,15 +147,14 @@ def write_project(op: GeneratedOp, out_dir: "str | Path", *, row: int = ROW, buf
         "README.md": _README.format(op=op.op_type, name=name, dtypes=", ".join(kept),
                                     dropped=", ".join(d for d in op.dtypes if d not in kept) or "none")
         + f"\nGenerated by fusekit.gen from `{op.graph.text()}`" + (
-            f"; row-tiled, compiled for rows of {row} elements (ROW_PAD "
-            f"{next(iter(launches.values()))[2]['ROW_PAD']}).\n" if _rows(launches) else ".\n"),
+            "; row-tiled: the tiling function computes the row geometry (ROW_PAD, TILE_ROWS, LOG_ROWS, RTMP) "
+            "from the input's last axis, so any row length whose row fits UB is served.\n" if _rows(launches)
+            else ".\n"),
     }
     return write_files(out, files)
 
 
 def _native(op: GeneratedOp, dtype: str) -> bool:
-    from fusekit.soc import get_soc
-
     return op.resolve_precision(None, dtype, get_soc(None)) == "native"
 
 
@@ -152,14 +163,15 @@ def _rows(launches: dict) -> bool:
 
 
 def tiling_fields(op: GeneratedOp, launches: dict) -> list[tuple[str, str]]:
-    """(C type, name) of the TilingData struct: fusekit.tiling.TilingData's fields, row geometry, attributes."""
+    """(C type, name) of the TilingData struct: fusekit.tiling.TilingData's fields (``tile_length`` is TILE_ROWS
+    in a row-tiled kernel), the row geometry, the attributes."""
     from dataclasses import fields
 
     from fusekit import tiling
 
     out = [("uint32_t", f.name) for f in fields(tiling.TilingData)]
     if _rows(launches):
-        out += [("uint32_t", "row"), ("uint32_t", "gm_row"), ("float", "inv_row")]
+        out += [("uint32_t", f) for f in ROW_FIELDS.values() if f != "tile_length"] + [("float", "inv_row")]
     return out + [("float", a.name) for a in op.graph.attrs]
 
 
@@ -200,17 +212,8 @@ def host_source(op: GeneratedOp, kept: list[str], launches: dict) -> str:
         sizes = {k: dtypes.as_dtype(gm[k]).sizeof() for k in inputs + list(op.graph.output_names)}
         cond = "true" if key is None else f"dtype == {GE_TYPES[gm[key[0]]]}"
         if rows:
-            step = "step = 1;" + "".join(f" step = Step(gm_row * {b}) > step ? Step(gm_row * {b}) : step;"
-                                         for b in sorted({sizes[k] for k in op.graph.output_names}))  # lcm of powers of 2
-            widths = sorted({sizes[k] for k in inputs})
-            gaps = " || ".join(f"{kw['ROW_PAD']} * {s} > (row * {s} + 31) / 32 * 32" for s in widths)
-            keyed.append(f"    {'if' if i == 0 else 'else if'} ({cond}) {{  // {d}\n"
-                         f"        key = {i + 1}; tile = {kw['TILE_ROWS']};\n"
-                         f"        if ((row + {32 // min(sizes.values())} - 1) / {32 // min(sizes.values())} * "
-                         f"{32 // min(sizes.values())} != {kw['ROW_PAD']} || {gaps}) {{\n"
-                         f"            return ge::GRAPH_FAILED;  // the kernel is compiled for rows padded to "
-                         f"{kw['ROW_PAD']} elements: emit it again for this row length\n        }}\n"
-                         f"        {step}\n        ub = {plan.ub_bytes};\n    }}")
+            keyed.append(f"    {'if' if i == 0 else 'else if'} ({cond}) {{  // {d}\n        key = {i + 1};\n"
+                         f"{_row_geometry(var.program, kw['BUFFER_NUM'], get_soc(None))}\n    }}")
         else:
             narrow = min(sizes.values())
             keyed.append(f"    {'if' if i == 0 else 'else if'} ({cond}) {{  // {d}\n"
@@ -245,11 +248,63 @@ def host_source(op: GeneratedOp, kept: list[str], launches: dict) -> str:
                 f"context->GetInputDataType({key[1]}) == {GE_TYPES[gm[key[0]]]}"
             out_types.append(f"    if ({cond}) {{ context->SetOutputDataType({i}, {GE_TYPES[gm[name]]}); }}")
     template = _ROW_TILING if rows else _FLAT_TILING
-    tiling_body = template.format(keyed="\n".join(keyed), dtype_read=dtype_read,
-                                  checks=_shape_checks(op, launches))
+    spec = get_soc(None)
+    tiling_body = template.format(keyed="\n".join(keyed), dtype_read=dtype_read, checks=_shape_checks(op, launches),
+                                  soc=spec.name, ub_bytes=spec.ub_tiling_bytes)
     return _HOST.format(name=op.name, op=op.op_type, tiling=tiling_body, attrs=attrs, tensors="\n".join(tensors),
                         attr_defs=attr_defs, infer_shape=infer, infer_dtype="\n".join(out_types),
                         buffer_num=next(iter(launches.values()))[2]["BUFFER_NUM"])
+
+
+def _row_geometry(program, buffer_num: int, spec) -> str:
+    """C++ statements of one dtype's branch of a row-tiled TilingFunc: ``row_pad``, ``step``, ``rtmp``, ``per_row``
+    and ``fixed`` (UB bytes per row of a tile, and per tile) for rows of ``width`` elements, computed as
+    ``GeneratedOp._run_rows`` computes them for ``program`` on ``spec`` (its byte counts folded in); returns
+    ge::GRAPH_FAILED where that raises for the rows' 32 B blocks."""
+    from fusekit.asc.basic.vec_reduce import tmp_elements
+
+    def size(k):
+        return dtypes.as_dtype(program.gm_dtypes[k]).sizeof()
+    cols = [k for k in program.inputs if k in program.columns]
+    tensors = [k for k in program.inputs if k not in program.columns]
+    bcs, outs = list(program.broadcast), list(program.outputs)
+    granule = 32 // min(size(k) for k in tensors + bcs + outs)
+    csize = dtypes.as_dtype(program.compute).sizeof()
+    epb = 32 // csize
+    # ReduceSum/Max/Min's temp buffer for r repeats (tmp_elements, count form, no index) is ceil_to(c * r, epb),
+    # c in {0, 1, 2} by op and arch: find c, check the form over a range of r; the largest c is the maximum
+    c = 0
+    for name in program.reductions:
+        k = tmp_elements(name, spec.arch, csize, epb, True, False) // epb
+        if any(tmp_elements(name, spec.arch, csize, r, True, False) != -(-k * r // epb) * epb
+               for r in range(1, 9 * epb)):
+            raise RuntimeError(f"{name}'s temp buffer on arch {spec.arch} is not ceil_to(c * repeats, {epb}): "
+                               "update fusekit.gen.project._row_geometry")
+        c = max(c, k)
+    # (the narrowest dtype's rows are whole blocks by construction)
+    gaps = " || ".join(f"row_pad * {b} > (width * {b} + 31) / 32 * 32"
+                       for b in sorted({size(k) for k in tensors + bcs} - {32 // granule}))
+    per_elem = (buffer_num * sum(size(k) for k in tensors + outs) + program.slots * program.slot_bytes
+                + sum(dtypes.as_dtype(program.broadcast[k].dtype).sizeof() for k in bcs))
+    per_row = [f"row_pad * {per_elem}", buffer_num * sum(size(k) for k in cols) + 32 * program.row_slots]
+    fixed = [f"row_pad * {max([size(k) for k in bcs] + [0])}", f"rtmp * {csize}", 32 * buffer_num * len(cols)]
+    if program.mask_slots:  # where: slots rounded up to 256 elements, bit masks of 1/8 B per element
+        per_row.append(f"row_pad * {program.mask_slots} / 8")
+        fixed.append(program.slots * program.slot_bytes * 255 + 64 * program.mask_slots)
+    def total(terms):
+        return " + ".join(str(t) for t in terms if t not in (0, "row_pad * 0"))
+    body = [f"row_pad = (width + {granule - 1}) / {granule} * {granule};  // UB rows: whole 32 B blocks",
+            *([f"if ({gaps}) {{",
+               "    return ge::GRAPH_FAILED;  // the padded UB rows of a wider input would hold undefined lanes",
+               "}"] if gaps else []),
+            *(f"step = Step(gm_row * {b}) > step ? Step(gm_row * {b}) : step;"  # the lcm of powers of 2
+              for b in sorted({size(k) for k in outs})),
+            *([f"rtmp = ({c} * ((width * {csize} + 255) / 256) + {epb - 1}) / {epb} * {epb};  // for ceil(row / 256 B) "
+               "repeats"] if c else []),
+            f"rtmp = ((rtmp > 1 ? rtmp : 1) * {csize} + 31) / 32 * 32 / {csize};  // the reductions' temp buffer",
+            f"per_row = {total(per_row)};  // UB bytes per row of a tile",
+            f"fixed = {total(fixed)};  // UB bytes per core besides the tiles"]
+    return "\n".join("        " + line for line in body)
 
 
 def _shape_checks(op: GeneratedOp, launches: dict) -> str:
@@ -270,7 +325,7 @@ def kernel_source(op: GeneratedOp, kept: list[str], launches: dict, kernels: dic
 
     gm_names = [n.name for n in op.graph.inputs] + list(op.graph.output_names)
     bodies, calls = [], []
-    fields = {"ROW": "t.row", "GM_ROW": "t.gm_row", "inv_row": "t.inv_row"}
+    fields = {k: f"t.{f}" for k, f in ROW_FIELDS.items()} | {"inv_row": "t.inv_row"}
     for key, d in enumerate(kept, start=1):
         var, _, _, _ = launches[d]
         gm = var.program.gm_dtypes
@@ -328,12 +383,20 @@ _ROW_TILING = """    auto shape = context->GetOutputShape(0)->GetStorageShape();
         return ge::GRAPH_FAILED;  // int32 lengths, and rows of at least one element
     }}
     uint32_t total = static_cast<uint32_t>(elements) / row;  // the tiling counts rows
-    uint32_t gm_row = row;  // DataCopyPad moves unpadded rows (Ascend910B)
+    uint32_t gm_row = row;  // DataCopyPad moves unpadded rows ({soc})
 {dtype_read}
-    uint32_t tile = 0, key = 0, step = 1, ub = 0;  // TILE_ROWS (tile) and ROW_PAD are compiled in
+    // the row geometry of fusekit.gen.op.GeneratedOp._run_rows, in 64 bits
+    const int64_t ub_bytes = {ub_bytes};  // {soc}'s UB for tiling (TOTAL_VEC_LOCAL_SIZE)
+    int64_t width = row, row_pad = 0, rtmp = 0, per_row = 0, fixed = 0;
+    uint32_t key = 0, step = 1;
 {keyed}
     if (key == 0) {{
         return ge::GRAPH_FAILED;
+    }}
+    int64_t fit = fixed >= ub_bytes ? 0 : (ub_bytes - fixed) / per_row;  // rows per tile that fit UB
+    fit = fit < 4095 ? fit : 4095;
+    if (fit < 1) {{
+        return ge::GRAPH_FAILED;  // one row does not fit UB: split the last axis, or lower BUFFER_NUM
     }}
     // every core's rows start on a 32 B block of every output: no two cores write one GM block
     uint32_t used = total < cores ? (total > 0 ? total : 1) : cores;
@@ -342,9 +405,18 @@ _ROW_TILING = """    auto shape = context->GetOutputShape(0)->GetStorageShape();
     block = block < total ? block : total;
     uint32_t block_dim = total == 0 ? 1 : (total + block - 1) / block;
     uint32_t last = total - (block_dim - 1) * block;
+    uint32_t tile = total == 0 ? 1 : static_cast<uint32_t>(fit < block ? fit : block);  // TILE_ROWS
+    uint32_t ub = static_cast<uint32_t>(per_row * tile + fixed);
+    uint32_t log_rows = 0;  // ceil(log2 TILE_ROWS): the doublings that replicate a (C,) row over a tile
+    while ((1u << log_rows) < tile) {{
+        ++log_rows;
+    }}
     tiling.set_row(row);
     tiling.set_gm_row(gm_row);
-    tiling.set_inv_row(1.0f / static_cast<float>(row));"""
+    tiling.set_inv_row(1.0f / static_cast<float>(row));
+    tiling.set_row_pad(static_cast<uint32_t>(row_pad));
+    tiling.set_log_rows(log_rows);
+    tiling.set_rtmp(static_cast<uint32_t>(rtmp));"""
 
 _HOST = """// {op}: host side generated by fusekit.gen (tiling = fusekit.gen's host planning in C++).
 #include <cstdint>

@@ -248,7 +248,12 @@ ROW_RESERVED = RESERVED | {"rows", "m", "row0", "ROW", "GM_ROW", "ROW_PAD", "TIL
 
 def row_kernel_source(name: str, program: Program, *, expression: str, variant: str) -> str:
     """The pyasc source of a row-tiled kernel (reductions along the last axis, (C,) inputs broadcast
-    along rows): each tile holds ``rows`` rows of ROW_PAD elements (see :mod:`fusekit.gen.device`)."""
+    along rows): each tile holds ``rows`` rows of ROW_PAD elements (see :mod:`fusekit.gen.device`).
+
+    The row geometry -- ROW, GM_ROW, ROW_PAD, TILE_ROWS, LOG_ROWS (ceil(log2 TILE_ROWS)) and RTMP (the
+    reductions' temp buffer, elements) -- are ``int`` arguments the host tiling computes per launch
+    (``GeneratedOp._run_rows``, the CANN project's TilingFunc), so one kernel serves every row length;
+    only BUFFER_NUM (a TQue depth) and the dtypes are compiled in."""
     names = _Names(program)
     ins_, outs, bcs = list(program.inputs), list(program.outputs), list(program.broadcast)
     cdt = program.compute
@@ -270,6 +275,8 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
       + (f"; rows broadcast from (ROW,) inputs: {', '.join(bcs)}" if bcs else "")
       + (f"; work: {program.slots} tile slot(s) of {program.slot_bytes} B per element" if work else "")
       + (f"; {program.row_slots} row-value slot(s), one 32 B block per row" if rvals else "") + ".")
+    w("The row geometry (ROW, GM_ROW, TILE_ROWS, ROW_PAD, LOG_ROWS, RTMP) is the launch's tiling; BUFFER_NUM is "
+      "compiled in.")
     w("This file is what fusekit runs: edit it and run it with fusekit.simulate or `fusekit check`.")
     w('"""\n')
     w("from fusekit import asc")
@@ -278,11 +285,14 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
 
     params = ", ".join([f"{x}_gm: asc.GlobalTensor" for x in ins_] + [f"q_{x}: asc.TQue" for x in ins_])
     w("@asc.jit")
-    w(f"def copy_in(row0: int, rows: int, GM_ROW: int, {params}, ROW_PAD: asc.ConstExpr[int]):")
+    w(f"def copy_in(row0: int, rows: int, GM_ROW: int, {params}, ROW_PAD: int):")
     for x in ins_:
         w(f"    {x}_ub = q_{x}.alloc_tensor({x}_gm.dtype)")
     for x in ins_:
-        if x in program.columns:  # (N, 1): one value per row
+        if x in program.columns and program.column_blocks:  # no DataCopyPad: whole 32 B blocks of the padded column
+            per = 32 // dtypes.as_dtype(program.gm_dtypes[x]).sizeof()
+            w(f"    asc.data_copy({x}_ub, {x}_gm[row0:], (rows + {per - 1}) // {per} * {per})")
+        elif x in program.columns:  # (N, 1): one value per row
             w(f"    load({x}_ub, {x}_gm[row0:], rows)")
         else:
             w(f"    load_rows({x}_ub, {x}_gm[row0 * GM_ROW:], rows, GM_ROW, ROW_PAD)")
@@ -294,8 +304,7 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     bc_params = "".join(f", {x}_bc: asc.LocalTensor" for x in bcs)
     extra = (", work: asc.TBuf" if work else "") + (", rvals: asc.TBuf, rtmp: asc.LocalTensor" if rvals else "")
     w("@asc.jit")
-    w(f"def compute(rows: int, ROW: int{sc}, {qs}{bc_params}{extra}, ROW_PAD: asc.ConstExpr[int], "
-      "TILE_ROWS: asc.ConstExpr[int]):")
+    w(f"def compute(rows: int, ROW: int{sc}, {qs}{bc_params}{extra}, ROW_PAD: int, TILE_ROWS: int):")
     w("    n = rows * ROW_PAD")
     if program.mask_slots:
         lanes = 256 // dtypes.as_dtype(program.compute).sizeof()
@@ -345,7 +354,7 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
 
     params = ", ".join([f"{x}_gm: asc.GlobalTensor" for x in outs] + [f"q_{x}: asc.TQue" for x in outs])
     w("@asc.jit")
-    w(f"def copy_out(row0: int, rows: int, GM_ROW: int, {params}, ROW_PAD: asc.ConstExpr[int]):")
+    w(f"def copy_out(row0: int, rows: int, GM_ROW: int, {params}, ROW_PAD: int):")
     for x in outs:
         w(f"    {x}_ub = q_{x}.deque({x}_gm.dtype)")
         w(f"    store_rows({x}_gm[row0 * GM_ROW:], {x}_ub, rows, GM_ROW, ROW_PAD)")
@@ -356,7 +365,7 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     q_params = ", ".join(f"q_{x}: asc.TQue" for x in ins_ + outs)
     w("@asc.jit")
     w(f"def process_tile(row0: int, rows: int, ROW: int, GM_ROW: int{sc}, {gm_params}, {q_params}{bc_params}{extra}, "
-      "ROW_PAD: asc.ConstExpr[int], TILE_ROWS: asc.ConstExpr[int]):")
+      "ROW_PAD: int, TILE_ROWS: int):")
     w(f"    copy_in(row0, rows, GM_ROW, {', '.join([f'{x}_gm' for x in ins_] + [f'q_{x}' for x in ins_])}, ROW_PAD)")
     call_extra = (", work" if work else "") + (", rvals, rtmp" if rvals else "")
     bc_args = "".join(f", {x}_bc" for x in bcs)
@@ -370,14 +379,16 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     w("@asc.jit")
     w(f"def {name}({args},")
     w(f"{' ' * (len(name) + 5)}{fields}, ROW: int, GM_ROW: int{sc},")
-    w(f"{' ' * (len(name) + 5)}TILE_ROWS: asc.ConstExpr[int], ROW_PAD: asc.ConstExpr[int], LOG_ROWS: asc.ConstExpr[int],"
-      " RTMP: asc.ConstExpr[int], BUFFER_NUM: asc.ConstExpr[int]):")
-    w(f'    """One core\'s rows of {expression}; the tiling fields count rows of ROW elements (GM_ROW apart in GM)."""')
+    w(f"{' ' * (len(name) + 5)}TILE_ROWS: int, ROW_PAD: int, LOG_ROWS: int, RTMP: int,")
+    w(f"{' ' * (len(name) + 5)}BUFFER_NUM: asc.ConstExpr[int]):")
+    w(f'    """One core\'s rows of {expression}; the tiling fields count rows of ROW elements (GM_ROW apart in GM),')
+    w("    TILE_ROWS rows of ROW_PAD elements per UB tile; the int arguments are the TilingData fields.\"\"\"")
     w(f"    start, core_rows, full_tiles, tail = core_share({', '.join(TILING_FIELDS)})")
     for x in ins_ + outs:
         w(f"    {x}_gm = asc.GlobalTensor()")
-        if x in program.columns:
-            w(f"    {x}_gm.set_global_buffer({x} + start, core_rows)")
+        if x in program.columns:  # with column_blocks the host padded it by one block: the last tile's read fits
+            pad = f" + {32 // dtypes.as_dtype(program.gm_dtypes[x]).sizeof()}" if program.column_blocks else ""
+            w(f"    {x}_gm.set_global_buffer({x} + start, core_rows{pad})")
         else:
             w(f"    {x}_gm.set_global_buffer({x} + start * GM_ROW, core_rows * GM_ROW)")
     for x in bcs:

@@ -40,6 +40,7 @@ from torch.fx.passes.tools_common import legalize_graph
 
 from fusekit.gen import GraphError
 from fusekit.gen.op import GeneratedOp
+from fusekit.verify import PrecisionWarning
 
 from . import partition as P
 from .ops import as_torch_op, rows_view, to_numpy
@@ -434,20 +435,28 @@ def _guarded(plan: _Plan, eager, record: GroupRecord, report: Report):
     warned = []
 
     def call(*tensors):
-        result = plan.overload(*tensors, precision=options.precision, soc=options.soc)
+        with warnings.catch_warnings(record=True) as caught:  # the op's own PrecisionWarning: this guard reports it
+            warnings.simplefilter("always", PrecisionWarning)
+            result = plan.overload(*tensors, precision=options.precision, soc=options.soc)
+        for w in caught:
+            if not issubclass(w.category, PrecisionWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        # a row sum that overflowed inside the kernel can leave finite but wrong outputs (rsqrt(inf) = 0)
+        overflowed = any(issubclass(w.category, PrecisionWarning) for w in caught)
         outs = result if isinstance(result, tuple) else (result,)
-        if all(bool(torch.isfinite(o).all()) for o in outs if o.is_floating_point()):
+        if not overflowed and all(bool(torch.isfinite(o).all()) for o in outs if o.is_floating_point()):
             return result
         if not all(bool(torch.isfinite(t).all()) for t, f in zip(tensors, flags) if not f and t.is_floating_point()):
             return result  # non-finite inputs: eager's answer is non-finite too, the kernel's is as good
         ref = eager([t != 0 if f else t for t, f in zip(tensors, flags)])
         ref = [r.expand(o.shape) if tuple(r.shape) != tuple(o.shape) else r for r, o in zip(ref, outs)]
-        better = any(bool((torch.isfinite(r) & ~torch.isfinite(o)).any()) for r, o in zip(ref, outs))
+        better = overflowed or any(bool((torch.isfinite(r) & ~torch.isfinite(o)).any()) for r, o in zip(ref, outs))
         if better and not warned:
             warned.append(True)
             where = f" ({record.sources[0]})" if record.sources else ""
-            msg = (f"fusekit backend: {record.name}{where} in the {record.graph} graph overflowed (inf / NaN from "
-                   f"finite inputs) in precision={options.precision!r}; this call ran its ATen ops eagerly"
+            msg = (f"fusekit backend: {record.name}{where} in the {record.graph} graph overflowed (inf / NaN, or a row "
+                   f"sum past the dtype's range, from finite inputs) in precision={options.precision!r}; this call ran "
+                   "its ATen ops eagerly"
                    + ("; try precision='fp32' (computes in float32)" if options.precision != "fp32" else ""))
             warnings.warn(msg, stacklevel=2)
             report.warnings.append(msg)

@@ -519,6 +519,8 @@ def _whole_tensor(spec: Spec, forms, kind: str):
                     _gather(src, s.grid, active)
                 if kind == "sum":
                     result = np.array([_sum(x, active, count_form, arch, it, mode)], np_dtype)
+                    if not np.isfinite(result[0]) and np.isfinite(x if active is None else x[active]).all():
+                        core.overflowed.append(len(core.instrs) - 1)  # the sum left the dtype's range
                 else:
                     value, index = first_extreme(x.reshape(1, -1), active.reshape(1, -1), kind == "max")
                     element = s.grid.reshape(-1)[index[0]]
