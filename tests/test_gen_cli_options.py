@@ -9,22 +9,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from fusekit.cli import main
 from fusekit.gen.catalogue import get
 
 
-def cli(capsys, *argv) -> tuple[int, str, str]:
-    """Exit status, stdout and stderr of ``fusekit ARGV`` (argparse errors exit through SystemExit)."""
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line(err: str) -> bool:
-    return err.count("\n") == 1 and "Traceback" not in err
+from test_gen_tester_fixes import cli, one_line  # the shared CLI runner
 
 
 def documented_random(shapes: list, dtype, seed: int) -> list:

@@ -17,7 +17,7 @@ from fusekit.gen.graph import GraphError
 def cli(capsys, *argv) -> tuple[int, str, str]:
     """Exit status, stdout and stderr of ``fusekit ARGV`` (argparse errors exit through SystemExit)."""
     try:
-        code = main(list(argv))
+        code = main([str(a) for a in argv])
     except SystemExit as exc:
         code = exc.code
     out, err = capsys.readouterr()
