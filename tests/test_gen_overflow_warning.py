@@ -76,3 +76,13 @@ def test_trace_overflows_records_the_reduce_sum(values, flagged):
     result = _row_sum[1](x, y, x.size)
     assert [i.op for i in result.trace.overflows] == (["reduce_sum"] if flagged else [])
     assert np.isinf(y[0]) == (flagged or not np.isfinite(x).all())
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16", np.float32])
+def test_non_finite_counts_by_exponent_bits_as_numpy_does_in_float64(dtype):
+    from fusekit.gen.op import _non_finite
+
+    dt = np.dtype(dtype) if dtype != "bfloat16" else __import__("ml_dtypes").bfloat16
+    x = np.array([1, np.inf, -np.inf, np.nan, -np.nan, 65504, 0, -0.0, 6e-8], dtype=dt)
+    assert _non_finite(x) == int((~np.isfinite(x.astype(np.float64))).sum()) == 4
+    assert _non_finite(x[::2]) == int((~np.isfinite(x[::2].astype(np.float64))).sum())  # strided views too
