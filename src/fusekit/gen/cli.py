@@ -472,8 +472,8 @@ def emit_main(argv: list[str]) -> int:
                                                       "float32 (default: the operator's first pyasc can emit)")
     parser.add_argument("--precision", choices=("native", "fp32"), default=None)
     parser.add_argument("--row", type=int, default=project.ROW,
-                        help=f"row length of the canonical layout traced (default {project.ROW}); the kernel and the project take "
-                             "any row length that fits UB")
+                        help=f"row length of the canonical layout traced (default {project.ROW}); the kernel and the "
+                             "project take any row length that fits UB")
     parser.add_argument("--buffer-num", type=int, default=2, choices=range(1, 9), metavar="1..8")
     parser.add_argument("--out", type=Path, default=Path("."), help="directory for the .cpp and .mlir files")
     parser.add_argument("--project", type=Path, help="write the CANN custom-operator project (msopgen layout) here")
