@@ -261,8 +261,8 @@ def test_refusals():
     with pytest.raises(KernelError, match="computes nothing"):
         run(x, g, tiling=asc.adv.RmsNormTiling())
     t = asc.adv.get_rms_norm_tiling_info([1, 2, 16], [1, 2, 16], 10 ** 4, 4)
-    t.loop_round = 5
-    with pytest.raises(KernelError, match="loop_round"):
+    t.loop_round = 5  # five chunks of 2 rows reach past src's 2 rows (b x s x h is not what the kernel reads)
+    with pytest.raises(KernelError, match=r"elements \[0, 160\) but the tensor has 32"):
         run(x, g, tiling=t)
     t = asc.adv.get_rms_norm_tiling_info([1, 4, 16], [1, 4, 16], 10 ** 4, 4)  # 4 rows but src holds 2
     with pytest.raises(KernelError, match="out-of-bounds|elements"):
@@ -295,3 +295,58 @@ def test_sanitizer_sees_the_temporary_space_left_undefined():
     report = sanitize(_reads_tmp_after)[1](np.ones(16, F32), np.zeros(32, F32), tiling)
     found = [f for f in report.findings if f.tool == "initcheck"]
     assert found and found[0].ops[0] == "rmsnorm", report.findings  # the undefined bytes were left by rmsnorm
+
+
+# ---------------------------------------------------------------- hand-built tilings: each field as the kernel reads it
+
+def _hand(rows: int, h: int, align: int, **fields) -> "asc.adv.RmsNormTiling":
+    """One chunk of ``rows`` rows, no tail, the squares at float offset ``align`` (fields override)."""
+    t = dict(b_length=1, s_length=rows, h_length=h, original_h_length=h, reciprocal_of_h_length=1.0 / h,
+             main_bsh_length=rows * h, main_bs_length=rows, main_bs_length_align=align, loop_round=1,
+             input_tail_pos=rows * h, tail_bsh_length=0, tail_bs_length=0)
+    t.update(fields)
+    return asc.adv.RmsNormTiling(**t)
+
+
+@pytest.mark.parametrize("align", [8, 16, 64])
+def test_main_bs_length_align_is_an_offset_any_multiple_of_8_past_the_rows(align):
+    """rmsnorm_common_impl.h reads main_bs_length_align only as the squares' offset: 16 (the sample's) gives 8's bits."""
+    rng = np.random.default_rng(align)
+    x = rng.standard_normal((1, 8, 64)).astype(F32)
+    g = rng.uniform(0.5, 2, 64).astype(F32)
+    y, _ = run(x, g, eps=1e-6, tiling=_hand(8, 64, align), tmp=(align + 8 * 64) * 4)
+    np.testing.assert_array_equal(y, model_f32(x, g, 1e-6))
+
+
+@pytest.mark.parametrize("align, why", [(4, "rows of every chunk"), (12, "multiple of 8")])
+def test_main_bs_length_align_that_would_break_the_layout_is_refused(align, why):
+    """Below the rows the row sums run into the squares; off 8 floats the squares' operand is not 32 B aligned."""
+    x = np.ones((1, 8, 64), F32)
+    with pytest.raises(KernelError, match=why):
+        run(x, np.ones(64, F32), tiling=_hand(8, 64, align))
+
+
+def test_fields_the_kernel_does_not_read_are_not_checked():
+    """b_length / s_length, and the tail's fields when tail_bs_length = 0, do not change the result."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 8, 32)).astype(F32)
+    g = np.ones(32, F32)
+    y, _ = run(x, g, eps=1e-6, tiling=_hand(8, 32, 8, b_length=0, s_length=0, input_tail_pos=7, tail_bsh_length=3))
+    np.testing.assert_array_equal(y, model_f32(x, g, 1e-6))
+
+
+def test_tail_chunk_fields_are_checked_when_the_tail_runs():
+    """With a tail: its bsh = bs x H, it fits the main chunk's layout, and it starts 32 B aligned."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((1, 6, 32)).astype(F32)
+    g = np.ones(32, F32)
+    ok = dict(main_bsh_length=4 * 32, main_bs_length=4, loop_round=1, input_tail_pos=4 * 32, tail_bsh_length=2 * 32,
+              tail_bs_length=2)
+    y, _ = run(x, g, eps=1e-6, tiling=_hand(6, 32, 8, **ok))
+    np.testing.assert_array_equal(y, model_f32(x, g, 1e-6))
+    for change, why in ((dict(tail_bsh_length=3 * 32), "tail_bsh_length == tail_bs_length"),
+                        (dict(input_tail_pos=4 * 32 + 4), "input_tail_pos x sizeof"),
+                        (dict(loop_round=0, main_bsh_length=32, main_bs_length=1, tail_bs_length=6,
+                              tail_bsh_length=6 * 32, input_tail_pos=0), "tail_bsh_length <= main_bsh_length")):
+        with pytest.raises(KernelError, match=why):
+            run(x, g, tiling=_hand(6, 32, 8, **{**ok, **change}))

@@ -399,3 +399,17 @@ def test_auto_synced_kernel_gets_its_syncs_around_softmax():
     ops = [i.op for i in result.trace]
     first, last = ops.index("softmax"), len(ops) - 1 - ops[::-1].index("softmax")
     assert "auto_wait_flag" in ops[:first] and "auto_wait_flag" in ops[last:]  # MTE2 -> V, then V -> MTE3
+
+
+def test_given_tiling_tail_fields_are_read_only_when_the_tail_runs():
+    """SoftMaxNDExtImpl breaks before the tail's sizes when tail_m = 0; with a tail, tail_reduce_size counts."""
+    x = np.random.default_rng(9).standard_normal((8, 64)).astype(F32)
+    want = run(x, tiling=asc.adv.softmax_tiling_func([8, 64], 4, 10 ** 6))[0]
+    loose = asc.adv.softmax_tiling_func([8, 64], 4, 10 ** 6)  # tail_m = 0
+    loose.tail_split_size, loose.tail_reduce_size = 5, 3
+    np.testing.assert_array_equal(run(x, tiling=loose)[0], want)
+    tailed = asc.adv.softmax_tiling_func([10, 64], 4, (8 + 64) * 4 * 8)  # 8-row chunks, a 2-row tail
+    assert tailed.tail_m == 2
+    tailed.tail_reduce_size = 1
+    with pytest.raises(KernelError, match="tail_reduce_size"):
+        run(np.ones((10, 64), F32), tiling=tailed)

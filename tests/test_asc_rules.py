@@ -705,9 +705,13 @@ def _rsqrt(x):  # one rounding of the exact result (the simulator's documented p
     return (1 / np.sqrt(x.astype(np.float64))).astype(x.dtype)
 
 
+def _rounded(fn):  # the real function (the C library's, not numpy's CPU-dependent one) rounded once to the dtype
+    return lambda x: np.array([fn(float(v)) for v in x]).astype(x.dtype)
+
+
 BINARY = [(asc.add, np.add), (asc.sub, np.subtract), (asc.mul, np.multiply), (asc.div, np.divide),
           (asc.max, np.maximum), (asc.min, np.minimum)]
-UNARY = [(asc.exp, np.exp, (-6, 6)), (asc.ln, np.log, (0.01, 100)), (asc.sqrt, np.sqrt, (0, 100)),
+UNARY = [(asc.exp, _rounded(math.exp), (-6, 6)), (asc.ln, _rounded(math.log), (0.01, 100)), (asc.sqrt, np.sqrt, (0, 100)),
          (asc.rsqrt, _rsqrt, (0.01, 100)), (asc.reciprocal, _recip, (0.1, 100)), (asc.abs, np.abs, (-50, 50)),
          (asc.relu, lambda v: np.maximum(v, v.dtype.type(0)), (-50, 50))]
 SCALAR = [(asc.adds, np.add), (asc.muls, np.multiply), (asc.maxs, np.maximum), (asc.mins, np.minimum)]

@@ -321,7 +321,8 @@ def test_sys_workspace_round_trip_and_unset():
         k[1](ws, False)
 
 
-def test_init_soc_state_resets_mask_atomic_and_deq_scale():
+def test_init_soc_state_resets_mask_and_atomic_but_not_deq_scale_on_a2():
+    """InitSocState.md 表3 (A2): atomics off, mask Normal and all ones; DEQSCALE is reset on Ascend 950 only."""
     from fusekit.asc.atomic import mode_of
     from fusekit.asc.basic.deq import scale_of
     from fusekit.asc.basic.mask import FULL, MaskMode, register_of
@@ -331,6 +332,7 @@ def test_init_soc_state_resets_mask_atomic_and_deq_scale():
 
     @asc.jit
     def k():
+        asc.set_deq_scale(0.5)
         asc.set_mask_count()
         asc.set_vector_mask(0, 5, dtype=asc.float16, mode=asc.MaskMode.COUNTER)
         asc.set_atomic_add(asc.float32)
@@ -340,7 +342,7 @@ def test_init_soc_state_resets_mask_atomic_and_deq_scale():
         seen.update(mode=reg.mode, bits=(reg.high, reg.low), atomic=mode_of(core).op, deq=scale_of(core, "t"))
 
     k[1]()
-    assert seen == dict(mode=MaskMode.NORMAL, bits=(FULL, FULL), atomic=None, deq=np.float16(1.0))
+    assert seen == dict(mode=MaskMode.NORMAL, bits=(FULL, FULL), atomic=None, deq=np.float16(0.5))
 
 
 def test_scalar_names():

@@ -176,3 +176,43 @@ def test_set_size_past_the_buffer_is_refused():
 
     with pytest.raises(asc.KernelError, match="holds 16 x float32"):
         run(body)
+
+
+def _tbuf_bytes(call):
+    """The UB bytes a TBuf gets from ``call(pipe, buf)`` (its tensor's size at the buffer's full length, in bytes)."""
+    def body():
+        pipe = asc.TPipe()
+        b = asc.TBuf(asc.TPosition.VECCALC)
+        call(pipe, b)
+        return b.get(asc.uint8).get_size()
+
+    return run(body)[0]
+
+
+@pytest.mark.parametrize("call", [lambda p, b: p.init_buffer(buf=b, len=96),  # pyasc after 1.1.1 (fwk/tpipe.py)
+                                  lambda p, b: p.init_buffer(buf=b, num=96),  # pyasc 1.1.1's TPipe
+                                  lambda p, b: p.init_buffer(b, 96),  # positional: the dispatcher matches by type
+                                  lambda p, b: p.init_buffer(buf=b, num=96, len=96)],
+                         ids=["len", "num", "positional", "both-agree"])
+def test_tbuf_size_in_every_spelling_pyasc_accepts(call):
+    """TPipe.init_buffer gives a TBuf the same bytes however pyasc spells the size."""
+    assert _tbuf_bytes(call) == 96
+
+
+def test_tbuf_sizes_that_disagree_are_refused():
+    """len= and num= both given and different: one readable error, not a silent pick."""
+    with pytest.raises(asc.KernelError, match="one size: len=64 and num=96"):
+        _tbuf_bytes(lambda p, b: p.init_buffer(buf=b, num=96, len=64))
+
+
+def test_tbuf_pool_takes_a_positional_tbuf():
+    """TBufPool.init_buffer(b, 64) is the TBuf form, as on TPipe."""
+    def body():
+        pipe = asc.TPipe()
+        pool = asc.TBufPool(asc.TPosition.VECCALC, 4)
+        pipe.init_buf_pool(pool, 256)
+        b = asc.TBuf(asc.TPosition.VECCALC)
+        pool.init_buffer(b, 64)
+        return b.get(asc.uint8).get_size()
+
+    assert run(body)[0] == 64

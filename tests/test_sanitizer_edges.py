@@ -16,7 +16,7 @@ implies. They pin what the sanitizer must keep doing while hb.py changes:
   no manual sync; with it off, its example inserts S_V and S_MTE3). Those tests run with
   ``auto_sync=False``;
 - a ``set_flag`` covers the instructions of its pipe issued before it, not later ones;
-- across cores only ``sync_all`` orders GM accesses (``docs/ascendc-model.md``, "Hardware": SyncAll);
+- across cores only ``sync_all`` orders GM accesses (``docs/ascendc-model.md``, "Cross-core synchronisation": SyncAll);
 - a hand-placed ``LocalTensor(dtype, pos, addr, tile_size)`` must end inside the core's UB: 196608 B
   on Ascend910B1, 262144 B on Ascend310P3 (``docs/ascendc-model.md``, "Hardware (vector side)";
   ``fusekit.soc``), to the last byte.

@@ -5,6 +5,8 @@ repository and report which ones the tests fail to catch.
     python tools/mutate.py --full           # each against the whole suite (slow)
     python tools/mutate.py --only hb-s-pipe-out-of-order timing-misaligned-gm
     python tools/mutate.py --list
+    python tools/mutate.py --aimed          # only check that every snippet is found exactly once (no tests)
+    python tools/mutate.py --sample 3       # three mutations picked from the commit (CI runs this)
 
 The working tree is never touched: the repository (less .git and virtual environments) is copied
 to a temporary directory, each mutant is written there, and pytest runs in the copy with
@@ -25,6 +27,7 @@ import argparse
 import glob
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -82,6 +85,18 @@ def locate(copy: Path, mutation: dict) -> tuple[Path | None, str]:
     if total > 1:
         return None, f"snippet ambiguous ({total} places)"
     return next(f for f, n in hits if n), ""
+
+
+def aim(root: Path, spec: dict) -> list[str]:
+    """Each mutation whose snippet is not found exactly once under ``root``, as "id: why not"."""
+    return [f"{m['id']}: {problem} in {m['file']}" for m in spec["mutations"] for target, problem in [locate(root, m)]
+            if target is None]
+
+
+def commit_seed() -> int:
+    """A seed that changes with every commit (so CI's sample rotates) and is 0 outside a git checkout."""
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return int(head.stdout.strip()[:8] or "0", 16) if head.returncode == 0 else 0
 
 
 def test_args(copy: Path, spec: dict, mutation: dict, full: bool) -> list[str]:
@@ -163,15 +178,29 @@ def main(argv=None) -> int:
                         help="give up if more tests than this fail before any mutation (default 20)")
     parser.add_argument("--list", action="store_true", help="list the mutations and exit")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--aimed", action="store_true",
+                        help="only check that every mutation's snippet occurs exactly once; exit 1 if not")
+    parser.add_argument("--sample", type=int, metavar="N", help="run N mutations picked at random (see --seed)")
+    parser.add_argument("--seed", type=int, help="seed of --sample (default: from the current commit)")
     args = parser.parse_args(argv)
 
     spec = json.loads(SPEC.read_text())
+    stale = aim(ROOT, spec)
+    for line in stale:
+        print(f"NOT AIMED {line}")
+    if args.aimed:
+        print(f"{len(spec['mutations']) - len(stale)}/{len(spec['mutations'])} mutations aimed")
+        return 1 if stale else 0
     mutations = spec["mutations"]
     if args.only:
         unknown = set(args.only) - {m["id"] for m in mutations}
         if unknown:
             parser.error(f"unknown mutation id(s): {', '.join(sorted(unknown))}")
         mutations = [m for m in mutations if m["id"] in args.only]
+    if args.sample:
+        seed = commit_seed() if args.seed is None else args.seed
+        mutations = random.Random(seed).sample(mutations, min(args.sample, len(mutations)))
+        print(f"sample of {len(mutations)} (seed {seed}): {' '.join(m['id'] for m in mutations)}", flush=True)
     if args.list:
         for m in mutations:
             print(f"{m['id']:38s} {m['group']:10s} {m['why']}")

@@ -22,7 +22,15 @@ AD-G = ``docs/zh/guide/``):
      instruction of PIPE_V, PIPE_MTE2 or PIPE_MTE3, both ways (关键特性说明.md, 表3: S <-> V, MTE2,
      MTE3 "支持"), for the scalar interfaces it lists: LocalTensor GetValue / SetValue and
      GlobalTensor GetValue, not GlobalTensor SetValue (使用约束); AD-G 技术附录/.../Scalar读写数据.md:
-     with automatic synchronisation "不需要手动插入同步事件". ``auto_sync=True`` orders those pairs.
+     with automatic synchronisation "不需要手动插入同步事件". ``auto_sync=True`` orders those pairs
+     with exactly the flags a developer would write there (Scalar读写数据.md), and those flags mean
+     what rules 3 and 4 say a written pair means (:class:`_ScalarFlags`): before a scalar access of
+     bytes that pipe X last wrote (a read) or last read or wrote (a write), a ``set_flag(X_S)``
+     right after that X instruction and a ``wait_flag(X_S)`` before the access, a wait on S that
+     stalls the scalar unit (rule 4); before an X instruction touching bytes a scalar store wrote,
+     a ``set_flag(S_X)`` right after the store and a ``wait_flag(S_X)`` on X. The set is placed
+     right after the producer: the least the compiler's pair guarantees, so fusekit never assumes
+     more order than the NPU gives.
    - PIPE_MTE2 / PIPE_MTE3: transfers with overlapping destinations need ``PipeBarrier<PIPE_MTE2>``
      / ``<PIPE_MTE3>`` from the developer even with automatic synchronisation on: 关键特性说明.md,
      "支持的同步类型 / 单流水同步": "PIPE_MTE2/PIPE_MTE3在搬运地址有重叠的情况下需要开发者插入同步",
@@ -63,6 +71,7 @@ model schedules along them.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import defaultdict, deque
 from dataclasses import dataclass
 
@@ -71,6 +80,7 @@ from fusekit.asc.trace import Instr, Pipe, SyncKind
 PIPES = (Pipe.S, Pipe.V, Pipe.MTE2, Pipe.MTE3)
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
 S = PIPE_INDEX[Pipe.S]
+V = PIPE_INDEX[Pipe.V]
 IN_ORDER = (S, PIPE_INDEX[Pipe.V])  # pipes kept in order with automatic synchronisation (rule 2)
 IN_ORDER_MANUAL = (S,)               # ... and without it (auto_sync=False)
 
@@ -89,8 +99,11 @@ class CoreOrder:
             releases: that pipe hangs and with it the kernel, so on the NPU it never completes.
         in_order: pipe indices whose dependent instructions need no barrier (rule 2): S, and V
             when the kernel is built with automatic synchronisation.
-        auto_scalar: per instruction, whether it is a scalar tensor access that automatic
-            synchronisation orders against the other pipes (rule 2; all False without auto_sync).
+        barriers: the PIPE_V instructions before which automatic synchronisation inserts
+            ``PipeBarrier<PIPE_V>`` (they depend on an earlier V instruction since the last barrier).
+        inserted: per instruction, the producers (indices) whose automatically inserted
+            ``set_flag`` the automatic synchronisation's ``wait_flag`` before it waits for (rule 2;
+            empty without auto_sync). The timing model charges these pairs like written ones.
     """
 
     pipe: list[int]
@@ -100,16 +113,14 @@ class CoreOrder:
     matched: dict[int, int]
     hung: list[bool]
     in_order: tuple[int, ...] = IN_ORDER
-    auto_scalar: "list[bool] | None" = None
+    inserted: "dict[int, tuple[int, ...]] | None" = None
+    barriers: "set[int] | None" = None  # V instructions automatic synchronisation puts a PipeBarrier<PIPE_V> before
     remote: "list[tuple[int, dict[int, int]]] | None" = None  # rule 6: (wait index, {core: instructions done})
 
     def before(self, a: int, b: int) -> bool:
         """Whether instruction ``a`` finishes before instruction ``b`` starts (``a`` precedes ``b`` in program order)."""
         pa, pb = self.pipe[a], self.pipe[b]
-        if (pa == pb and pa in self.in_order) or self.clock[b][pa] > self.seq[a]:
-            return True
-        # automatic synchronisation puts a flag pair between a scalar tensor access and another pipe
-        return self.auto_scalar is not None and (pa == S) != (pb == S) and (self.auto_scalar[a] or self.auto_scalar[b])
+        return (pa == pb and pa in self.in_order) or self.clock[b][pa] > self.seq[a]
 
 
 def blocks_issue(instr: Instr) -> bool:
@@ -136,12 +147,17 @@ def core_order(instrs: list[Instr], auto_sync: bool = True) -> CoreOrder:
     """Compute clocks for one core's instructions (program order).
 
     ``auto_sync``: the kernel is built with automatic synchronisation (rule 2; default, as CANN's
-    projects and pyasc build), so dependent PIPE_V instructions are ordered without a barrier.
+    projects and pyasc build), so dependent PIPE_V instructions are ordered without a barrier and
+    scalar tensor accesses get the flag pairs a developer would write (:class:`_ScalarFlags`).
     """
     issued = [0, 0, 0, 0]                       # instructions issued per pipe
     know = [[0, 0, 0, 0] for _ in PIPES]        # know[p][q]: q-instructions finished before p's next one
     pending: dict[tuple, deque] = defaultdict(deque)
     pipe, seq, clock, epoch, matched, hung = [], [], [], [], {}, []
+    flags = _ScalarFlags.of(instrs) if auto_sync else None
+    vector = _VectorBarriers() if auto_sync else None
+    inserted: dict[int, tuple[int, ...]] = {}
+    barriers: set[int] = set()
     stuck = False
     passed = 0
     for i, instr in enumerate(instrs):
@@ -150,6 +166,18 @@ def core_order(instrs: list[Instr], auto_sync: bool = True) -> CoreOrder:
         pipe.append(p)
         seq.append(issued[p])
         issued[p] += 1
+        if vector is not None and p == V:  # rule 2: the PipeBarrier<PIPE_V> the compiler puts before it
+            if vector.before(instr, seq[i], know[p][V]):
+                barriers.add(i)
+                know[p][V] = seq[i]
+        if flags is not None:  # rule 2: the waits automatic synchronisation puts before this instruction
+            kept = []
+            for j in reversed(flags.producers(instr, p, know[p], seq)):  # latest first: it may cover the others
+                if know[p][pipe[j]] <= seq[j]:
+                    know[p] = [max(x, y) for x, y in zip(know[p], _after(j, pipe, seq, clock))]
+                    kept.append(j)
+            if kept:
+                inserted[i] = tuple(sorted(kept))
         clock.append(tuple(know[p]))
         epoch.append(passed)
         sync = instr.sync
@@ -159,6 +187,9 @@ def core_order(instrs: list[Instr], auto_sync: bool = True) -> CoreOrder:
             if sync.kind is SyncKind.SET:
                 token = list(know[p])
                 token[p] = issued[p]
+                producer = placed_after(sync, p, pipe)
+                if producer is not None:  # an inserted set stands right after the instruction it follows
+                    token = _after(producer, pipe, seq, clock)
                 pending[sync.event].append((i, token))
             elif sync.kind is SyncKind.WAIT and pending[sync.event]:
                 j, token = pending[sync.event].popleft()
@@ -171,14 +202,160 @@ def core_order(instrs: list[Instr], auto_sync: bool = True) -> CoreOrder:
                 know = [list(issued) for _ in PIPES]
             elif sync.kind is SyncKind.BARRIER:
                 know[p][p] = issued[p]
-        if blocks_issue(instr):  # rule 4: what the scalar unit knows now, every later instruction knows
+        loaded = blocks_issue(instr)
+        if loaded or (p == S and i in inserted):  # rule 4: an inserted wait on S stalls the scalar unit too
             done = list(know[S])
-            if sync is None:  # a scalar load has returned, and the scalar instructions before it
+            if loaded and sync is None:  # a scalar load has returned, and the scalar instructions before it
                 done[S] = issued[S]
             know = [[max(x, y) for x, y in zip(k, done)] for k in know]
+        if flags is not None:
+            flags.note(i, instr, p)
     if not auto_sync:
         return CoreOrder(pipe, seq, clock, epoch, matched, hung, IN_ORDER_MANUAL)
-    return CoreOrder(pipe, seq, clock, epoch, matched, hung, IN_ORDER, [auto_synced(i) for i in instrs])
+    return CoreOrder(pipe, seq, clock, epoch, matched, hung, IN_ORDER, inserted, barriers)
+
+
+def _after(j: int, pipe: list[int], seq: list[int], clock: list) -> list[int]:
+    """What a ``set_flag`` placed right after instruction ``j`` (a data instruction, not a sync) carries
+    (rule 3): what ``j``'s pipe knew when ``j`` started, and ``j`` itself finished."""
+    token = list(clock[j])
+    token[pipe[j]] = seq[j] + 1
+    return token
+
+
+def placed_after(sync, p: int, pipe: list[int]) -> "int | None":
+    """The instruction an inserted set (``fusekit.asc.autosync``: event ``("auto", name, n, where, index)``)
+    stands right after, as pyasc places a LocalTensorAuto's enque after its writer; None for a written set."""
+    event = sync.event
+    if event[:1] != ("auto",) or len(event) < 5:
+        return None
+    j = event[4]
+    return j if 0 <= j < len(pipe) and pipe[j] == p else None
+
+
+class _VectorBarriers:
+    """The ``PipeBarrier<PIPE_V>`` automatic synchronisation inserts (rule 2; PipeBarrier(ISASI).md: between
+    ``Add(d, a, b)`` and a dependent ``Mul(e, d, c)``): before a V instruction that reads bytes a V instruction
+    not yet known finished wrote, or writes bytes one read or wrote. Once V knows every noted instruction
+    finished (a written barrier, PIPE_ALL, or a wait whose set followed them), nothing is pending."""
+
+    def __init__(self):
+        self.reads: dict[tuple, list[list[int]]] = {}   # (mem, buffer) -> disjoint sorted [start, stop]
+        self.writes: dict[tuple, list[list[int]]] = {}
+        self.last = -1                                  # V position of the last noted instruction
+
+    def before(self, instr: Instr, seq: int, known: int) -> bool:
+        """Whether a barrier goes before ``instr`` (a PIPE_V instruction at V position ``seq``; ``known``: V
+        instructions V knows finished); then notes its accesses."""
+        if known > self.last:  # every noted instruction is known finished: they need no barrier
+            self.reads, self.writes = {}, {}
+        if instr.sync is not None:
+            return False
+        written = instr.writes + instr.undefined
+        needed = (any(_overlaps(self.writes, a) for a in instr.reads + written)
+                  or any(_overlaps(self.reads, a) for a in written))
+        if needed:
+            self.reads, self.writes = {}, {}
+        self.last = seq
+        for table, accesses in ((self.reads, instr.reads), (self.writes, written)):
+            for acc in accesses:
+                _add(table.setdefault((acc.mem, acc.buffer), []), acc.start, acc.stop)
+        return needed
+
+
+def _overlaps(table: dict, acc) -> bool:
+    spans = table.get((acc.mem, acc.buffer))
+    if not spans:
+        return False
+    k = bisect_left(spans, [acc.stop])  # spans starting before acc.stop: only the last can reach acc.start
+    return k > 0 and spans[k - 1][1] > acc.start and acc.start < acc.stop
+
+
+def _add(spans: list, start: int, stop: int) -> None:
+    """Insert [start, stop) into disjoint sorted ``spans``, merging what it overlaps or touches."""
+    if start >= stop:
+        return
+    lo = bisect_left(spans, [start])
+    if lo and spans[lo - 1][1] >= start:
+        lo -= 1
+    hi = lo
+    while hi < len(spans) and spans[hi][0] <= stop:
+        hi += 1
+    if lo < hi:
+        start, stop = min(start, spans[lo][0]), max(stop, spans[hi - 1][1])
+    spans[lo:hi] = [[start, stop]]
+
+
+class _ScalarFlags:
+    """The flag pairs automatic synchronisation inserts around scalar tensor accesses (rule 2), derived
+    from the bytes the instructions touch: only bytes some auto-synced scalar access touches are watched.
+
+    For each watched byte range: the last writer and last reader of each pipe, and the last scalar store.
+    A scalar access waits (on S) for the last other-pipe writer of its bytes, and a store also for the last
+    readers (WAR); an instruction of another pipe waits for the last scalar store of its bytes (S_X).
+    """
+
+    def __init__(self, watched: "dict[tuple, list[tuple[int, int]]]"):
+        self.ranges = {key: sorted(spans) for key, spans in watched.items()}
+        self.starts = {key: [a for a, _ in spans] for key, spans in self.ranges.items()}
+        self.widest = {key: max(b - a for a, b in spans) for key, spans in self.ranges.items()}
+        self.writer: dict[tuple, list[int]] = {}   # (key, start, stop) -> last writer per pipe (-1: none)
+        self.reader: dict[tuple, list[int]] = {}   # ... last reader per pipe
+        self.store: dict[tuple, int] = {}          # ... last auto-synced scalar store
+
+    @classmethod
+    def of(cls, instrs: list[Instr]) -> "_ScalarFlags | None":
+        """The model for ``instrs``, or None when no instruction is an auto-synced scalar access (nothing to do)."""
+        watched: dict[tuple, set] = defaultdict(set)
+        for instr in instrs:
+            if auto_synced(instr):
+                for acc in instr.reads + instr.writes:
+                    watched[(acc.mem, acc.buffer)].add((acc.start, acc.stop))
+        return cls({key: list(spans) for key, spans in watched.items()}) if watched else None
+
+    def _touched(self, acc) -> list[tuple]:
+        key = (acc.mem, acc.buffer)
+        starts = self.starts.get(key)
+        if starts is None:
+            return []
+        first = bisect_right(starts, acc.start - self.widest[key])
+        last = bisect_left(starts, acc.stop)
+        return [(key, a, b) for a, b in self.ranges[key][first:last] if a < acc.stop and acc.start < b]
+
+    def producers(self, instr: Instr, p: int, known: list[int], seq: list[int]) -> tuple[int, ...]:
+        """Indices of the instructions whose inserted set the wait before ``instr`` (on pipe ``p``) takes,
+        leaving out those pipe ``p`` already knows finished (``known``: its clock; ``seq``: pipe positions)."""
+        found: dict[int, int] = {}  # pipe -> its latest producer: one pair per pipe covers the earlier ones
+        if p == S:
+            if not auto_synced(instr):
+                return ()
+            tables = [(self.writer, instr.reads + instr.writes)] + ([(self.reader, instr.writes)] if instr.writes else [])
+            for table, accesses in tables:
+                for acc in accesses:
+                    for w in self._touched(acc):
+                        for q, j in enumerate(table.get(w, ())):
+                            if j >= 0 and known[q] <= seq[j]:
+                                found[q] = max(found.get(q, j), j)
+        else:
+            for acc in instr.reads + instr.writes + instr.undefined:
+                for w in self._touched(acc):
+                    j = self.store.get(w, -1)
+                    if j >= 0 and known[S] <= seq[j]:
+                        found[S] = max(found.get(S, j), j)
+        return tuple(sorted(found.values()))
+
+    def note(self, i: int, instr: Instr, p: int) -> None:
+        """Record instruction ``i``'s accesses of watched bytes."""
+        if p == S:
+            if auto_synced(instr):
+                for acc in instr.writes:
+                    for w in self._touched(acc):
+                        self.store[w] = i
+            return
+        for table, accesses in ((self.reader, instr.reads), (self.writer, instr.writes + instr.undefined)):
+            for acc in accesses:
+                for w in self._touched(acc):
+                    table.setdefault(w, [-1, -1, -1, -1])[p] = i
 
 
 def trace_order(trace) -> list[CoreOrder]:

@@ -4,8 +4,10 @@ Binds ``asc`` to fusekit's simulator for the whole session (before pyasc's conft
 ``asc.runtime.config``), collects pyasc's tutorials (``python/tutorials/*/*.py``, run as
 ``python FILE``) besides its ``test_*.py``, runs each kernel launch a second time under
 ``fusekit.sanitize`` (on copies of its arguments; ``--fusekit-no-sanitize`` turns that off), and
-prints the conformance table (:mod:`fusekit.conformance`) at the end. Tests of files that use the
-cube unit are skipped as "not simulated (cube unit)".
+prints the conformance table (:mod:`fusekit.conformance`) at the end: a row for every collected test
+(a setup or teardown error included) and for every file that fails to import. A test whose code names
+a cube-unit API is skipped as "not simulated (cube unit)" (per test: its file's other tests run). The
+session's exit status is :func:`fusekit.conformance.exit_status`, as ``fusekit conformance``'s.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ def pytest_configure(config):
     _state["rows"] = {}  # a fresh table per session (fusekit conformance may run several in one process)
     _state["sanitize"] = not config.getoption("--fusekit-no-sanitize", False)
     _state["root"] = Path(str(config.rootpath))
+    if not hasattr(config.option, "tbstyle"):  # no terminal reporter (fusekit conformance): no traceback to format
+        config.option.tbstyle = "no"
 
 
 def pytest_unconfigure(config):
@@ -124,10 +128,10 @@ class TutorialFile(pytest.File):
 
 
 class CubeItem(pytest.Item):
-    """A file of cube-unit kernels (matmul): reported, not imported (its module-level names are cube APIs)."""
+    """A tutorial of cube-unit kernels (matmul): reported, not run (the file is the one test)."""
 
     def runtest(self):
-        pytest.skip("not simulated (cube unit)")
+        pytest.skip(f"uses {conformance.needs_cube(self.path)} (cube unit)")
 
 
 class CubeFile(pytest.File):
@@ -140,13 +144,6 @@ def pytest_collect_file(parent, file_path):
         if conformance.needs_cube(file_path):
             return CubeFile.from_parent(parent, path=file_path)
         return TutorialFile.from_parent(parent, path=file_path)
-    return None
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_pycollect_makemodule(module_path, parent):
-    if conformance.needs_cube(module_path):
-        return CubeFile.from_parent(parent, path=module_path)
     return None
 
 
@@ -167,24 +164,39 @@ def pytest_runtest_call(item):
 def _row(item) -> conformance.Row:
     key = item.nodeid
     if key not in _state["rows"]:
-        _state["rows"][key] = conformance.Row(str(item.path), item.name, "", sanitized=_state["sanitize"])
+        _state["rows"][key] = conformance.Row(str(item.path), item.name, "not run", sanitized=_state["sanitize"])
     return _state["rows"][key]
 
 
 def rows() -> "list[conformance.Row]":
-    """The rows of the last session, in the order the tests ran."""
+    """The rows of the last session: every collected test (in collection order; ``not run`` until it
+    reports) and every file that failed to collect."""
     return list(_state["rows"].values())
+
+
+def root() -> "Path | None":
+    """The rootdir of the last session (the table's file names are relative to it)."""
+    return _state.get("root")
+
+
+def pytest_collection_finish(session):
+    for item in session.items:  # a row for every collected (and selected) test, even one never reached
+        _row(item)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     """Seed numpy, random and torch from the test's node id, so that a test drawing unseeded random inputs
-    (e.g. generalization/adv/test_quant.py) gives the same row on every run."""
+    (e.g. generalization/adv/test_quant.py) gives the same row on every run; skip a test whose own code
+    (its function, the functions of its file it calls, its fixtures) names a cube-unit API."""
     import random
     import zlib
 
     import numpy as np
 
+    cube = conformance.cube_use(_functions(item))
+    if cube:
+        pytest.skip(f"uses {cube} (cube unit)")
     seed = zlib.crc32(f"{item.path.name}::{item.name}".encode())  # the same whichever folder the run starts from
     random.seed(seed)
     np.random.seed(seed)
@@ -192,34 +204,64 @@ def pytest_runtest_setup(item):
         sys.modules["torch"].manual_seed(seed)
 
 
+def _functions(item) -> list:
+    """The test function of ``item`` and the fixtures its suite defines (not pytest's own; none for a tutorial)."""
+    if not isinstance(item, pytest.Function):
+        return []
+    info = getattr(item, "_fixtureinfo", None)
+    fixtures = [defs[-1].func for defs in (info.name2fixturedefs.values() if info else ()) if defs]
+    return [item.function, *(f for f in fixtures if not f.__module__.startswith(("_pytest", "pytest")))]
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    if call.when == "setup" and call.excinfo is not None and call.excinfo.errisinstance(pytest.skip.Exception):
-        row = _row(item)
-        row.result, row.reason = "skipped", str(call.excinfo.value)
-        if "cube unit" in row.reason:
-            row.result = "not simulated (cube unit)"
-    if call.when != "call":
-        return
+    """The row of ``item`` from each phase's report: a setup or teardown error is the row's result too
+    (a fixture fusekit cannot provide, a teardown check that fails), an xfail is ``xfailed``."""
+    report = (yield).get_result()
     row = _row(item)
-    if call.excinfo is not None and call.excinfo.errisinstance(pytest.skip.Exception):
-        row.result, row.reason = "not simulated (cube unit)", "uses the cube unit (matmul)"
-        return
-    if call.excinfo is None:
+    if report.passed and call.when == "call":
         row.result = "passed"
-    else:
-        row.result, reason = conformance.explain(call.excinfo.value)
-        row.reason = f"{reason} ({row.reason})" if row.reason else reason
+    elif getattr(report, "wasxfail", None) is not None and report.skipped:
+        row.result, row.reason = "xfailed", f"expected to fail: {report.wasxfail}".rstrip(": ")
+    elif report.skipped and call.when != "teardown":
+        reason = str(call.excinfo.value) if call.excinfo else ""
+        row.result, row.reason = ("not simulated (cube unit)" if "cube unit" in reason else "skipped"), reason
+    elif report.failed and call.excinfo is not None:
+        result, reason = conformance.explain(call.excinfo.value)
+        if call.when != "call":
+            reason = f"in {call.when}: {reason}"
+        if call.when == "teardown" and row.result not in ("passed", "not run"):
+            return  # the call's own failure stays the row's reason
+        adapted = row.reason if row.reason == "NPU case run as Model" else ""
+        row.result, row.reason = result, f"{reason} ({adapted})" if adapted else reason
+
+
+def pytest_exception_interact(node, call, report):
+    """A file that fails to import: one row, classified from the import's own exception."""
+    if isinstance(report, pytest.CollectReport) and report.failed:
+        exc = call.excinfo.value
+        exc = exc.__cause__ or exc if isinstance(exc, pytest.Collector.CollectError) else exc
+        result, reason = conformance.explain(exc)
+        _state["rows"][report.nodeid] = conformance.Row(str(node.path), "(collection)", result, reason)
 
 
 def pytest_collectreport(report):
-    if report.failed:
-        path = report.fspath
-        text = str(report.longrepr).strip().splitlines()
-        last = next((t for t in reversed(text) if t.startswith("E ")), text[-1] if text else "")
-        result = "not simulated (cube unit)" if conformance.needs_cube(path) or "cube unit" in last else "error"
-        if "pyasc has asc." in last and result == "error":
-            result = "unsupported"
-        _state["rows"][report.nodeid] = conformance.Row(path, "(collection)", result, last.lstrip("E ").strip())
+    if report.nodeid in _state["rows"] or not (report.failed or report.skipped):
+        return
+    text = str(report.longrepr).strip().splitlines()
+    last = next((t for t in reversed(text) if t.startswith("E ")), text[-1] if text else "")
+    if report.skipped:  # a module-level skip (importorskip): (path, line, reason)
+        last = report.longrepr[-1] if isinstance(report.longrepr, tuple) else last
+    result = "skipped" if report.skipped else "not simulated (cube unit)" if "cube unit" in last else "error"
+    _state["rows"][report.nodeid] = conformance.Row(str(report.fspath), "(collection)", result,
+                                                    last.lstrip("E ").strip())
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The exit status of :func:`fusekit.conformance.exit_status`, the same as ``fusekit conformance``'s
+    (pytest's own for a usage error, an interrupt or an internal error)."""
+    if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = conformance.exit_status(rows())
 
 
 def pytest_terminal_summary(terminalreporter):

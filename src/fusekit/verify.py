@@ -23,6 +23,16 @@ infinite with the other sign, makes the comparison FAIL however few such element
 samples' rule assumes finite values (its errors are differences); without this, an output that
 overflowed to inf compares equal to a reference that overflowed the same way. The allowed
 mismatch count applies to finite outputs only.
+
+Integer and bool outputs compare exactly: asc-devkit's integer-output samples (e.g.
+``examples/01_simd_cpp_api/03_basic_api/01_memory_vector_compute/cast/scripts/verify_result.py``, int32;
+``.../compare/scripts/verify_result.py``, uint8) call ``np.isclose(output, golden, rtol=1e-6, atol=1e-9)``,
+which for integers below 10^6 is equality, and pass when at most ``ERROR_TOL`` = 1e-4 of the elements
+differ. ``compare(steps=, rtol=)`` widens the per-element test to numpy.isclose's
+``|actual - expected| <= steps + rtol * |expected|``, in quantisation steps (one unit of the integer
+grid), for a reference that rounds differently from the kernel (``GeneratedOp.check`` against ``exact``).
+The allowed mismatch count is ``floor(loss * n)``; a ``loss`` of 1 or more would let every element be
+wrong, so :func:`compare` refuses it.
 """
 
 from __future__ import annotations
@@ -36,9 +46,10 @@ import ml_dtypes
 import numpy as np
 
 from fusekit.asc import dtypes
-from fusekit.asc.vector import RoundMode, convert
+from fusekit.asc.dtypes import nearest
 
 LOSS = {"float16": 1e-3, "float32": 1e-4, "bfloat16": 1.6e-2}
+INTEGER_LOSS = 1e-4  # asc-devkit's integer-output samples' ERROR_TOL (module docstring)
 _MINIMUM = 1e-9
 MODELS = ("hardware", "fp32", "exact")
 
@@ -61,12 +72,9 @@ class Model:
             return np.array(s).astype(self.compute or dtype)[()]
 
     def result(self, x: np.ndarray, dtype: np.dtype) -> np.ndarray:
-        """Round once to ``dtype``. float64 -> bfloat16 goes through float32 rounded to odd, which
-        keeps the double rounding exact (float32 has >= p + 2 bits for bfloat16's p = 8)."""
+        """Round once to ``dtype`` (:func:`fusekit.asc.dtypes.nearest`)."""
         with np.errstate(over="ignore"):  # overflow to inf is the rounding the model asks for
-            if x.dtype == np.float64 and dtypes.from_numpy(dtype).name == "bfloat16":
-                x = convert(x, dtypes.float32, RoundMode.CAST_ODD)
-            return x.astype(dtype)
+            return nearest(x, dtype)
 
 
 def round_once(approx: np.ndarray, dtype, exact: Callable[[np.ndarray], list],
@@ -128,12 +136,9 @@ def _split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _to_dtype(x: np.ndarray, dtype) -> np.ndarray:
-    """float64 -> dtype, rounded to nearest even; float64 -> bfloat16 through float32 rounded to
-    odd, which keeps the double rounding exact (ml_dtypes' own cast goes through float32 with RNE)."""
+    """float64 -> dtype, rounded once to nearest even (:func:`fusekit.asc.dtypes.nearest`)."""
     with np.errstate(over="ignore"):
-        if dtypes.from_numpy(np.dtype(dtype)).name == "bfloat16":
-            x = convert(x, dtypes.float32, RoundMode.CAST_ODD)
-        return x.astype(dtype)
+        return nearest(x, dtype)
 
 
 def _round_to_odd(value) -> float:
@@ -208,6 +213,9 @@ class Comparison:
             where the exact result is finite and within range), ``"inf-not-nan"`` (inf where the exact
             result is NaN), ``"saturated"`` (finite where the exact result is beyond the dtype's range).
         dtype: the output's dtype name.
+        steps: for an integer or bool output, the per-element allowance in quantisation steps
+            (``|actual - expected| <= steps + rtol * |expected|``); None for a float output.
+        rtol: the relative part of that allowance.
     """
 
     reference: str
@@ -222,6 +230,8 @@ class Comparison:
     invalid: int = 0
     reasons: tuple[tuple[str, int], ...] = ()
     dtype: str = ""
+    steps: int | None = None
+    rtol: float = 0.0
 
     @property
     def passed(self) -> bool:
@@ -246,50 +256,87 @@ class Comparison:
                            f"finite value {limit:g}; a saturating SoC clamps to it)",
             }[kind])
         if self.mismatches > self.allowed:
-            parts.append(f"{self.mismatches} finite output(s) differ by more than loss {self.loss:g} (allowed "
-                         f"{self.allowed})")
+            parts.append(f"{self.mismatches} {self._criterion()} (allowed {self.allowed})")
         return "; ".join(parts)
+
+    def _criterion(self) -> str:
+        """What a mismatch is: ``finite output(s) differ by more than loss 0.001`` or, for an integer
+        output, ``output(s) differ by more than 1 step(s) + 0.001 * |expected|``."""
+        if self.steps is None:
+            return f"finite output(s) differ by more than loss {self.loss:g}"
+        rel = f" + {self.rtol:g} * |expected|" if self.rtol else ""
+        return f"output(s) differ by more than {self.steps} step(s){rel}"
 
     def summary(self) -> str:
         verdict = "PASS" if self.passed else "FAIL"
         bits = "bit-identical" if self.bit_identical else "not bit-identical"
         first = "" if self.first_mismatch is None else f", first at index {list(self.first_mismatch)}"
         invalid = f"; {self.invalid} invalid output(s) (NaN, inf or out of range)" if self.invalid else ""
+        within = "" if self.steps is None else f", beyond {self.steps} step(s)" + \
+            (f" + {self.rtol:g} * |expected|" if self.rtol else "")
         return (f"vs {self.reference:<8} {verdict}  {bits}; max abs err {self.max_abs_err:.3g}, max rel err "
-                f"{self.max_rel_err:.3g}; {self.mismatches}/{self.n} mismatches (allowed {self.allowed} at loss "
-                f"{self.loss:g}){invalid}{first}")
+                f"{self.max_rel_err:.3g}; {self.mismatches}/{self.n} mismatches{within} (allowed {self.allowed} at "
+                f"loss {self.loss:g}){invalid}{first}")
 
 
 def tolerance(dtype) -> float:
-    """Default ``loss`` for a dtype (see module doc for sources)."""
-    name = dtypes.as_dtype(dtype).name
+    """Default ``loss`` for a dtype (see module doc for sources): float16 1e-3, float32 1e-4, bfloat16
+    1.6e-2; integer and bool dtypes :data:`INTEGER_LOSS` (1e-4), the fraction of elements that may differ.
+
+    Raises:
+        ValueError: a dtype with no default (float64)."""
+    if _is_integer(dtype):
+        return INTEGER_LOSS
+    name = _name(dtype)
     if name not in LOSS:
         raise ValueError(f"no default tolerance for {name}; pass loss= explicitly")
     return LOSS[name]
 
 
+def _is_integer(dtype) -> bool:
+    """Integer or bool: compared in steps of the integer grid (bfloat16's numpy kind is "V", not one of these)."""
+    return np.dtype(dtype).kind in "biu"
+
+
 def compare(actual: np.ndarray, expected: np.ndarray, *, reference: str = "reference",
             loss: float | None = None, exact: "np.ndarray | Callable[[slice], np.ndarray] | None" = None,
-            progress: Callable[[int], object] | None = None) -> Comparison:
+            progress: Callable[[int], object] | None = None, steps: int | None = None,
+            rtol: float = 0.0) -> Comparison:
     """Compare ``actual`` with ``expected`` (same shape and dtype) under the samples' criterion.
 
     Args:
-        actual, expected: the output and the reference, rounded to the output dtype.
+        actual, expected: the output and the reference, rounded to the output dtype (float16, bfloat16,
+            float32, or an integer or bool dtype).
         reference: the reference's name, for the summary.
-        loss: the tolerance (default :func:`tolerance` of the dtype).
+        loss: the tolerance, in [0, 1) (default :func:`tolerance` of the dtype): for a float output both
+            the per-element bound on absolute and relative error and the fraction of elements allowed
+            beyond it; for an integer output the fraction only.
         exact: the exact real-number result before rounding to the dtype (float64, same number of
             elements), or a function giving it for a slice of the flattened elements, so that an
             output that overflowed like the rounded reference is still caught. Default: ``expected``.
+            Float outputs only (an integer output has no NaN or inf to judge).
         progress: called with the number of elements done after each chunk.
+        steps, rtol: integer and bool outputs only: an element mismatches when
+            ``|actual - expected| > steps + rtol * |expected|`` (numpy.isclose's rule, in quantisation
+            steps; default 0 and 0: exact, as the integer samples, module docstring).
 
     Works through the arrays in chunks of ``CHUNK`` elements, so memory stays bounded for large outputs.
 
     Raises:
-        ValueError: shapes or dtypes differ.
+        ValueError: shapes or dtypes differ; ``loss`` outside [0, 1) or negative ``steps`` / ``rtol``
+            (a verdict that could not fail, or never pass); ``steps`` or ``rtol`` for a float output.
     """
     if actual.shape != expected.shape or actual.dtype != expected.dtype:
         raise ValueError(f"cannot compare {actual.dtype}{list(actual.shape)} with {expected.dtype}{list(expected.shape)}")
     loss = tolerance(actual.dtype) if loss is None else loss
+    if not 0 <= loss < 1:
+        raise ValueError(f"loss={loss!r} must be in [0, 1): it is also the fraction of elements allowed to mismatch, "
+                         "and at 1 every element may be wrong")
+    if _is_integer(actual.dtype):
+        return _compare_integers(actual, expected, reference, loss, 0 if steps is None else steps, rtol, progress)
+    if steps is not None or rtol:
+        raise ValueError(f"steps= and rtol= apply to integer outputs; a {_name(actual.dtype)} output is judged by "
+                         "loss= (the samples' absolute and relative error)")
     flat_a, flat_e = actual.reshape(-1), expected.reshape(-1)
     exact_of = _exact_source(exact, flat_e)
     limit = overflow_threshold(actual.dtype)
@@ -322,6 +369,57 @@ def compare(actual: np.ndarray, expected: np.ndarray, *, reference: str = "refer
 
 
 CHUNK = 1 << 22
+
+
+def _compare_integers(actual: np.ndarray, expected: np.ndarray, reference: str, loss: float, steps: int,
+                      rtol: float, progress) -> Comparison:
+    """:func:`compare` for integer and bool outputs: a mismatch is an element farther than
+    ``steps + rtol * |expected|`` from ``expected``, counted exactly for every width up to 64 bits."""
+    if not (float(steps).is_integer() and steps >= 0 and rtol >= 0):
+        raise ValueError(f"steps={steps!r} must be a whole number >= 0 and rtol={rtol!r} >= 0")
+    steps = int(steps)
+    flat_a, flat_e = actual.reshape(-1), expected.reshape(-1)
+    n = flat_a.size
+    max_abs = max_rel = 0.0
+    mismatches, first = 0, None
+    for lo in range(0, n, CHUNK):
+        part = slice(lo, min(lo + CHUNK, n))
+        a, e = flat_a[part], flat_e[part]
+        dist = _distance(a, e)
+        bad = dist > _allowance(steps, rtol, e)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scale = np.maximum(np.abs(a.astype(np.float64)), np.abs(e.astype(np.float64))) + _MINIMUM
+            rel = np.where(dist == 0, 0.0, dist / scale)
+        mismatches += int(bad.sum())
+        if first is None and bad.any():
+            first = lo + int(np.argmax(bad))
+        max_abs = max(max_abs, float(dist.max(initial=0)))
+        max_rel = max(max_rel, float(rel.max(initial=0.0)))
+        if progress is not None:
+            progress(part.stop - part.start)
+    index = None if first is None else tuple(int(i) for i in np.unravel_index(first, actual.shape))
+    identical = bool(np.array_equal(actual, expected))
+    return Comparison(reference, n, max_abs, max_rel, mismatches, math.floor(loss * n), index, identical, loss,
+                      dtype=_name(actual.dtype), steps=steps, rtol=rtol)
+
+
+def _distance(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """``|a - e|`` of two integer (or bool) arrays of one dtype, exactly, as uint64: the larger minus the
+    smaller, modulo 2^64 (two's complement makes that the true distance for every width up to 64 bits)."""
+    if a.dtype == np.bool_:
+        a, e = a.view(np.uint8), e.view(np.uint8)
+    return np.maximum(a, e).astype(np.uint64) - np.minimum(a, e).astype(np.uint64)
+
+
+def _allowance(steps: int, rtol: float, e: np.ndarray) -> np.ndarray:
+    """``floor(steps + rtol * |e|)`` as uint64, saturated at 2^64 - 1: exact when ``rtol`` is 0, so a 64-bit
+    distance is never rounded before it is compared."""
+    top = np.uint64(2**64 - 1)
+    base = np.uint64(min(steps, 2**64 - 1))
+    if not rtol:
+        return base
+    extra = np.minimum(np.floor(rtol * np.abs(e.astype(np.float64))), 2.0**63).astype(np.uint64)
+    return np.where(extra > top - base, top, base + extra)
 
 
 def _exact_source(exact, flat_expected: np.ndarray) -> Callable[[slice], np.ndarray]:

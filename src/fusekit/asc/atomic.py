@@ -26,7 +26,7 @@ import enum
 
 import numpy as np
 
-from . import dtypes
+from . import corestate, dtypes
 from .runtime import current
 from .trace import Access, Pipe
 
@@ -79,6 +79,8 @@ def _set(name: str, op: str, dtype) -> None:
     else:
         mode.op, mode.dtype = op, dtype
     core.record(name, Pipe.S)
+    if op != "type":  # the page asks for set_atomic_none before the kernel ends (corestate.OBLIGATIONS)
+        corestate.set_by(core, "atomic")
 
 
 def set_atomic_add(dtype=None) -> None:
@@ -108,6 +110,7 @@ def set_atomic_none() -> None:
     mode = mode_of(core)
     mode.op, mode.dtype = None, None
     core.record("set_atomic_none", Pipe.S)
+    corestate.restored(core, "atomic")
 
 
 def store_mode(core, op: str, tensor) -> AtomicMode | None:
@@ -197,6 +200,10 @@ def set_store_atomic_config(atomic_type, atomic_op=AtomicOp.ATOMIC_SUM) -> None:
     mode = mode_of(core)
     mode.op, mode.dtype = (None, None) if atomic_type is AtomicDtype.ATOMIC_NONE else ("add", _CODE_DTYPE[atomic_type])
     core.record("set_store_atomic_config", Pipe.S)
+    if mode.op is None:
+        corestate.restored(core, "atomic")
+    else:
+        corestate.set_by(core, "atomic")
 
 
 def get_store_atomic_config() -> tuple[int, int]:

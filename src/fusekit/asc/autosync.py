@@ -19,8 +19,11 @@ last written on W != P (WAW) or read since on R != P (WAR), it records a set on 
 P. Same-pipe pairs need nothing (PIPE_V is kept in order by automatic synchronisation; MTE2/MTE3
 copies into one buffer are in pipe order for the sanitizer's purposes, as the queue's would be).
 Each inserted sync is an ordinary :class:`Sync` in the Trace (so happens-before and the timing model
-use it) with the event ``("auto", "MTE2_V", n, producer file:line)`` and the op ``auto_set_flag`` /
-``auto_wait_flag``: :func:`inserted` lists them with the two source lines each orders.
+use it) with the event ``("auto", "MTE2_V", n, producer file:line, producer index)`` and the op
+``auto_set_flag`` / ``auto_wait_flag``: :func:`inserted` lists them with the two source lines each orders.
+Both are recorded before the consumer, but the set means what pyasc's enque (free) right after the
+producer (last reader) means: ``fusekit.hb`` and the timing model take it as placed after the
+instruction at ``producer index``, so later instructions of the producer's pipe are not ordered by it.
 """
 
 from __future__ import annotations
@@ -41,8 +44,8 @@ class _Buffer:
     start: int
     stop: int
     name: str
-    writer: "tuple[Pipe, str] | None" = None              # pipe and file:line of the last write
-    readers: dict = field(default_factory=dict)           # pipe -> file:line, reads since that write
+    writer: "tuple[Pipe, str, int] | None" = None         # pipe, file:line and trace index of the last write
+    readers: dict = field(default_factory=dict)           # pipe -> (file:line, index) of its last read since
     synced: set = field(default_factory=set)              # pipes already ordered after the last write
 
 
@@ -77,23 +80,25 @@ class AutoState:
         """Record the syncs the instruction about to be recorded needs, then note its accesses."""
         for buf in self._touched(reads):
             if buf.writer and buf.writer[0] is not pipe and pipe not in buf.synced:
-                self._pair(buf.writer[0], pipe, buf.writer[1])
+                self._pair(buf.writer[0], pipe, *buf.writer[1:])
                 buf.synced.add(pipe)
         written = self._touched(writes)
         for buf in written:
             if buf.writer and buf.writer[0] is not pipe and pipe not in buf.synced:
-                self._pair(buf.writer[0], pipe, buf.writer[1])
-            for reader, at in buf.readers.items():
+                self._pair(buf.writer[0], pipe, *buf.writer[1:])
+            for reader, (at, index) in buf.readers.items():
                 if reader is not pipe:
-                    self._pair(reader, pipe, at)
+                    self._pair(reader, pipe, at, index)
+        me = len(self.core.instrs)  # the index the instruction gets once its syncs are recorded
         for buf in self._touched(reads):
-            buf.readers.setdefault(pipe, where)
+            buf.readers[pipe] = (where, me)  # the free after the last read (the queue's free_tensor)
         for buf in written:
-            buf.writer, buf.readers, buf.synced = (pipe, where), {}, set()
+            buf.writer, buf.readers, buf.synced = (pipe, where, me), {}, set()
 
-    def _pair(self, src: Pipe, dst: Pipe, producer: str) -> None:
+    def _pair(self, src: Pipe, dst: Pipe, producer: str, index: int) -> None:
+        # the set stands right after the producer, as pyasc's enque after the writer (fusekit.hb reads the index)
         self.events += 1
-        event = (AUTO_EVENT, f"{src.value}_{dst.value}", self.events, producer)
+        event = (AUTO_EVENT, f"{src.value}_{dst.value}", self.events, producer, index)
         self.core.record("auto_set_flag", src, sync=Sync(SyncKind.SET, src, dst, event))
         self.core.record("auto_wait_flag", dst, sync=Sync(SyncKind.WAIT, src, dst, event))
 
@@ -154,7 +159,7 @@ def inserted(trace: Trace, core: int = 0) -> list[str]:
     out = []
     for instr in trace.cores[core]:
         if is_auto(instr) and instr.sync.kind is SyncKind.WAIT:
-            _, event, _, producer = instr.sync.event
+            event, producer = instr.sync.event[1], instr.sync.event[3]
             out.append(f"set_flag/wait_flag({event}): after {producer} -> before {instr.where}")
     return out
 

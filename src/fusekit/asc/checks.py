@@ -1,5 +1,5 @@
 """Checks shared by the vector instructions. Each raises a KernelError saying what was given, the
-rule (with its page), and the fix; none touches memory (``/work/shared/docs/style.md`` rec. 5).
+rule (with its page), and the fix; none touches memory (``docs/developer-guide.md``, "Design rules").
 """
 
 from __future__ import annotations

@@ -106,6 +106,31 @@ def number(value, dtype: DataType):
     return to_scalar(value, dtype).item()
 
 
+def nearest(x, dtype) -> np.ndarray:
+    """Array ``x`` rounded once to nearest, ties to even, into numpy ``dtype``, the same bits with every
+    ml_dtypes version.
+
+    float64 -> bfloat16 goes through float32 rounded to odd, which keeps the second rounding exact (float32
+    has at least p + 2 bits for bfloat16's p = 8: Boldo and Melquiond, "When double rounding is odd", 2005):
+    ml_dtypes before 0.6 casts float64 through a float32 rounded to nearest, a double rounding that is wrong
+    near bfloat16 midpoints (1 + 2**-8 + 2**-30 gives 1, not 1 + 2**-7)."""
+    x = np.asarray(x)
+    dtype = np.dtype(dtype)
+    if dtype == bfloat16.np and x.dtype == np.float64:
+        x = _float32_rounded_to_odd(x)
+    return x.astype(dtype)
+
+
+def _float32_rounded_to_odd(x: np.ndarray) -> np.ndarray:
+    """float64 -> float32 rounded to odd: an inexact result takes the neighbour whose last bit is 1."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = x.astype(np.float32)
+        inexact = (f.astype(np.float64) != x) & ~np.isnan(x)
+        even = (f.view(np.uint32) & 1) == 0
+        toward = np.where(x > f.astype(np.float64), np.float32(np.inf), np.float32(-np.inf))
+        return np.where(inexact & even, np.nextafter(f, toward), f)
+
+
 def to_scalar(value, dtype: DataType) -> np.generic:
     """Convert a scalar to ``dtype`` the way the hardware's ``static_cast`` does.
 
@@ -114,7 +139,7 @@ def to_scalar(value, dtype: DataType) -> np.generic:
     """
     if dtype.is_float:
         with np.errstate(over="ignore"):  # out of range becomes inf, as static_cast does
-            return np.array(value, dtype=np.float64).astype(dtype.np)[()]
+            return nearest(np.array(value, dtype=np.float64), dtype.np)[()]
     if isinstance(value, (float, np.floating)):
         value = int(value)
     bits = dtype.np.itemsize * 8

@@ -19,7 +19,7 @@ import math
 import numbers
 from collections import deque as _fifo
 
-from . import dtypes
+from . import corestate, dtypes
 from .names import unknown
 from .runtime import KernelError, current, kernel_frame, running_core
 from .scalar import int32
@@ -99,6 +99,7 @@ class TPipe(_Named):
                                       "pass the first one to the code that needs it")
         core.pipe = self
         self.core = core
+        corestate.init_soc_state(core)  # the constructor calls InitSocState (AD kernel_tpipe_impl.h)
         self._fresh()
 
     def _fresh(self) -> None:
@@ -127,6 +128,7 @@ class TPipe(_Named):
     def reset(self) -> None:
         """``Reset``: release everything and return to the state after construction (Reset.md)."""
         self._release("reset")
+        corestate.init_soc_state(self.core)  # TPipe::Reset calls InitSocState too (AD kernel_tpipe_impl.h)
         self._fresh()
 
     def _release(self, op: str) -> None:
@@ -223,7 +225,9 @@ class TPipe(_Named):
     def init_buffer(self, que: "TQue | None" = None, num: int | None = None, len: int | None = None,
                     buf: "TBuf | None" = None) -> None:
         """Give a queue ``num`` buffers of ``len`` bytes (``init_buffer(que=q, num=2, len=4096)``), or a
-        TBuf ``num`` bytes (``init_buffer(buf=b, num=4096)``), as pyasc spells both forms.
+        TBuf ``len`` bytes: ``init_buffer(buf=b, len=4096)`` as pyasc after 1.1.1 and TBufPool spell it,
+        ``init_buffer(buf=b, num=4096)`` as pyasc 1.1.1's TPipe does, or ``init_buffer(b, 4096)``
+        (pyasc's dispatcher picks the form by the first argument's type).
 
         Raises:
             KernelError: UB capacity or buffer count exceeded (message: bytes asked, bytes left), or
@@ -232,8 +236,9 @@ class TPipe(_Named):
         core, op = self.core, "init_buffer"
         if not self.live:
             raise core.error(op, "this TPipe was destroyed: call pipe.init() before giving out buffers again")
+        que, buf = _by_type(que, buf)
         if (que is None) == (buf is None):
-            raise core.error(op, "pass either que=<TQue>, num=<buffers>, len=<bytes> or buf=<TBuf>, num=<bytes>")
+            raise core.error(op, "pass either que=<TQue>, num=<buffers>, len=<bytes> or buf=<TBuf>, len=<bytes>")
         target = que if que is not None else buf
         if target.pipe is not None:
             raise core.error(op, f"{target.name} already has its buffers")
@@ -242,10 +247,7 @@ class TPipe(_Named):
             if not isinstance(count, numbers.Integral) or not 1 <= count <= MAX_BUFFERS_PER_QUEUE:
                 raise core.error(op, f"num={count!r}: a queue takes 1 to {MAX_BUFFERS_PER_QUEUE} buffers", kind="ub-overflow")
         else:
-            if len is not None:
-                raise core.error(op, "a TBuf's size is given as num=<bytes>: init_buffer(buf=b, num=4096), as pyasc "
-                                     "1.1.1 spells it (it rejects len= for a TBuf)")
-            count, length = 1, num
+            count, length = 1, _tbuf_bytes(core, op, num, len)
         if not isinstance(length, numbers.Integral) or length <= 0:
             raise core.error(op, f"buffer length must be a positive number of bytes, got {length!r}")
         target.name = _local_name(target, target.name)
@@ -264,6 +266,23 @@ class TPipe(_Named):
         self.used += count * rounded
         self.buffers += count
         self.layout.append(f"{target.name} {count} x {rounded} B")
+
+
+def _by_type(que, buf):
+    """(queue, TBuf) of an init_buffer call: a TBuf given first (positionally) is the TBuf form, as pyasc's
+    OverloadDispatcher matches ``init_buffer(b, 4096)`` by type."""
+    if isinstance(que, TBuf) and buf is None:
+        return None, que
+    return que, buf
+
+
+def _tbuf_bytes(core, op: str, num, length):
+    """A TBuf's bytes from ``init_buffer(buf=b, len=...)`` (pyasc after 1.1.1, TBufPool) or ``num=...``
+    (pyasc 1.1.1's TPipe); both given must agree."""
+    if num is not None and length is not None and num != length:
+        raise core.error(op, f"a TBuf takes one size: len={length!r} and num={num!r} were both given; pass "
+                             "init_buffer(buf=b, len=<bytes>)")
+    return length if length is not None else num
 
 
 class _Slot:
@@ -544,7 +563,7 @@ class TBuf(_Named):
         if shape is not None:
             len = math.prod(int(d) for d in shape)
         if self.pipe is None:
-            raise core.error("get", f"{self.name} has no memory: call pipe.init_buffer(buf={self.name}, num=<bytes>) first")
+            raise core.error("get", f"{self.name} has no memory: call pipe.init_buffer(buf={self.name}, len=<bytes>) first")
         dtype = _element_type(core, dtype)
         capacity = self.nbytes // dtype.sizeof()
         length = capacity if len is None else len
@@ -563,7 +582,7 @@ class TBuf(_Named):
         if isinstance(size, dtypes.DataType):  # the page's example passes the dtype first
             dtype, size, buf_offset = size, buf_offset, dtype
         if self.pipe is None:
-            raise core.error(op, f"{self.name} has no memory: call pipe.init_buffer(buf={self.name}, num=<bytes>) first")
+            raise core.error(op, f"{self.name} has no memory: call pipe.init_buffer(buf={self.name}, len=<bytes>) first")
         dtype = _element_type(core, dtype)
         if isinstance(buf_offset, bool) or not isinstance(buf_offset, numbers.Integral) or buf_offset < 0 \
                 or buf_offset % 32:
@@ -649,21 +668,22 @@ class TBufPool(_Named):
 
     def init_buffer(self, que: "TQueBind | None" = None, num: int = 0, len: int = 0,  # noqa: A002
                     buf: "TBuf | None" = None) -> None:
-        """``TBufPool::InitBuffer``: ``num`` buffers of ``len`` bytes for a queue, or ``len`` (or ``num``, as TPipe
-        spells it) bytes for a TBuf, from this pool (TBufPool/InitBuffer-56.md; 32 B rounding).
+        """``TBufPool::InitBuffer``: ``num`` buffers of ``len`` bytes for a queue, or ``len`` (or ``num``, as pyasc
+        1.1.1's TPipe spells it) bytes for a TBuf, from this pool (TBufPool/InitBuffer-56.md; 32 B rounding).
 
         Raises:
             KernelError: the pool's bytes or its buf_id_size buffers exceeded; a target with buffers already.
         """
         core, op = self.core, "init_buffer"
         self._ready(op)
+        que, buf = _by_type(que, buf)
         if (que is None) == (buf is None):
             raise core.error(op, "pass either que=<TQue>, num=<buffers>, len=<bytes> or buf=<TBuf>, len=<bytes>")
         target = que if que is not None else buf
         target.name = _local_name(target, target.name)
         if target.pipe is not None:
             raise core.error(op, f"{target.name} already has its buffers")
-        count, length = (num, len) if que is not None else (1, len or num)
+        count, length = (num, len) if que is not None else (1, _tbuf_bytes(core, op, num or None, len or None))
         if not isinstance(count, numbers.Integral) or not 1 <= count <= MAX_BUFFERS_PER_QUEUE:
             raise core.error(op, f"num={count!r}: a queue takes 1 to {MAX_BUFFERS_PER_QUEUE} buffers", kind="ub-overflow")
         if not isinstance(length, numbers.Integral) or length <= 0:

@@ -258,9 +258,9 @@ class KernelFunction:
     ``kernel[core_num](*args, **kwargs)`` launches it on the simulator; inside a running kernel
     it is a plain call (helpers). Launch options ``soc=`` (SoC name, default Ascend910B1) and
     ``strict=`` (default True; False reproduces the NPU's silent DataCopy round-down instead of
-    raising), ``overflow=`` ("inf_nan" or "saturation", where the SoC supports it) and ``auto_sync=``
-    (see :func:`launch`) may be passed as keywords unless the kernel has parameters of those names; use
-    :func:`launch` then.
+    raising), ``overflow=`` ("inf_nan" or "saturation", where the SoC supports it), ``auto_sync=`` and
+    ``initial_state=`` (see :func:`launch`) may be passed as keywords unless the kernel has parameters of
+    those names; use :func:`launch` then.
     """
 
     def __init__(self, fn: Callable, options: dict | None = None):
@@ -288,7 +288,8 @@ class KernelFunction:
         return f"<asc.jit kernel {self.fn.__name__}>"
 
 
-LAUNCH_OPTIONS = ("soc", "strict", "overflow", "auto_sync")  # keywords of kernel[n](...) that are launch options
+# keywords of kernel[n](...) that are launch options
+LAUNCH_OPTIONS = ("soc", "strict", "overflow", "auto_sync", "initial_state")
 
 
 def recoverable(fn: Callable) -> Callable:
@@ -332,7 +333,7 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
            soc: "str | SoC | None" = None, strict: bool = True, executor: Executor | None = None,
            progress: Callable[[], None] | None = None, sample_cores: bool = False,
            reverse_cores: bool = False, device_output="stdout", overflow: str | None = None,
-           auto_sync: "bool | None" = None, faults: "list | None" = None) -> LaunchResult:
+           auto_sync: "bool | None" = None, faults: "list | None" = None, initial_state=None) -> LaunchResult:
     """Run ``kernel`` on ``core_num`` simulated cores.
 
     Args:
@@ -363,6 +364,12 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
             KernelErrors (an unaligned DataCopy length included) still stop the kernel.
         overflow: float overflow mode of the vector unit, "inf_nan" or "saturation"
             (``fusekit.asc.overflow``); default the SoC's (``SoC.overflow_default``).
+        initial_state: None (default): every core starts from the reset state. An earlier launch's
+            LaunchResult, Trace or sanitizer Report: core ``i`` starts with the registers the NPU keeps
+            across kernels (atomic mode, vector mask and mask mode, DEQSCALE, pad value, CmpMask) as
+            core ``i`` of that launch left them, as when the same physical core runs the next kernel
+            (``fusekit.asc.corestate``); cores past that launch's block_dim start reset. A TPipe or
+            ``init_soc_state()`` resets what InitSocState resets (InitSocState.md).
 
     Returns:
         LaunchResult with the Trace of every core.
@@ -379,6 +386,9 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
     spec = get_soc(soc)
     overflow_mode = overflow_modes.choose(spec, overflow)
     auto_sync = _auto_sync(kernel, auto_sync)
+    from . import corestate  # imports the vector package, which imports this module
+
+    start_states = corestate.states_of(initial_state) if initial_state is not None else []
     bound = _bind(kernel, args, kwargs or {})
     gm = {v.gm.name: v.gm for v in bound.values() if isinstance(v, GlobalAddress)}
     trace = Trace(kernel.fn.__name__, spec.name, int(core_num), spec.ub_bytes,
@@ -391,6 +401,7 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
         cores[i] = Core(i, int(core_num), spec, strict, log, executor, faults)
         cores[i].progress = progress
         cores[i].overflow = overflow_mode
+        corestate.restore(cores[i], start_states[i] if i < len(start_states) else None)
         return cores[i]
 
     sampled = sample_cores and int(core_num) > 2 and not _calls_sync_all(kernel.fn)
@@ -413,6 +424,8 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
         _print_device_output(log, device_output)
         trace.cores = [cores[i].instrs if i in cores else [] for i in range(int(core_num))]
         trace.overflows = [c.instrs[k] for c in cores.values() for k in c.overflowed]
+        ran = [trace.stand_ins.get(i, i) for i in range(int(core_num))]  # an unsimulated core ends as its stand-in
+        trace.end_state = [corestate.snapshot(cores[j]) if j in cores else corestate.CoreState() for j in ran]
     _copy_back(gm.values(), trace)
     return LaunchResult(trace, time.perf_counter() - started)
 
@@ -453,6 +466,9 @@ def _to_device(name: str, value, kind: str = ""):
         value = _torch_view(name, value)  # pyasc takes torch.Tensor GM arguments too
     if isinstance(value, np.ndarray):
         return GlobalAddress(GmArray(name, value))
+    if type(value).__name__ in ("MockTensor", "MockValue"):  # pyasc's compile-only stand-ins (pyasc_shim.jit)
+        raise TypeError(f"argument {name}: a {type(value).__name__} has a dtype and no data: pyasc compiles with it "
+                        "(its unit tests mock Launcher.run), the simulator needs the data: pass a numpy array")
     if kind == "GlobalAddress" or isinstance(value, (list, tuple, dict, set)):
         raise TypeError(f"argument {name}: a GM buffer must be a numpy array, got {type(value).__name__}; "
                         "wrap it with numpy.asarray(..., dtype=...)")

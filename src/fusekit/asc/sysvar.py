@@ -159,18 +159,12 @@ def get_task_ratio() -> int:
 
 
 def init_soc_state() -> None:
-    """``InitSocState``: reset the core's global state a previous kernel may have left (InitSocState.md): DMA
-    atomics off, mask mode Normal, mask all ones (AIV), the DEQSCALE half scale 1. Recorded on PIPE_S."""
-    from .atomic import mode_of
-    from .basic.deq import _Deq
-    from .basic.mask import FULL, MaskMode, register_of
+    """``InitSocState``: reset the core's global state a previous kernel may have left (InitSocState.md 表3 / 表4):
+    DMA atomics off; on A2/A3 also mask mode Normal and the mask all ones. DEQSCALE is left as it is (the page
+    resets it on Ascend 950 only). Recorded on PIPE_S; see :mod:`fusekit.asc.corestate`."""
+    from .corestate import init_soc_state as reset
 
-    core = _scalar("init_soc_state")
-    atomic = mode_of(core)
-    atomic.op, atomic.dtype = None, None
-    reg = register_of(core)
-    reg.mode, reg.high, reg.low = MaskMode.NORMAL, FULL, FULL
-    core.__dict__["deqscale"] = _Deq("half", np.float16(1.0))
+    reset(_scalar("init_soc_state"))
 
 
 def set_sys_workspace(workspace) -> None:

@@ -185,6 +185,9 @@ class Trace:
         overflows: instructions whose float result left the dtype's range (inf or NaN) although their
             operands were finite. fusekit watches the ReduceSum count and split forms (a float16 row sum
             overflows long before its elements do); an elementwise overflow shows in the output itself.
+        end_state: per core, the registers the NPU keeps for the next kernel as the kernel left them, and
+            the calls that set them (``fusekit.asc.corestate.CoreState``); a later launch may start from
+            them (``launch(initial_state=)``).
     """
 
     kernel: str
@@ -196,6 +199,7 @@ class Trace:
     stand_ins: dict[int, int] = field(default_factory=dict)
     auto_sync: bool = True
     overflows: list[Instr] = field(default_factory=list)
+    end_state: list = field(default_factory=list)
 
     def __iter__(self) -> Iterator[Instr]:
         for core in self.cores:

@@ -4,11 +4,15 @@
   by instruction in numpy, each result rounded to its destination dtype as the vector unit stores
   it (and saturated under the SoC's saturation mode): the kernel must match it bit for bit. The
   instruction semantics are the documented ones (docs/ascendc-model.md): + - * / max min rounded
-  once; exp and ln in float32 rounded to the dtype; rsqrt and reciprocal in float64 rounded once;
+  once; exp and ln the real function correctly rounded (to nearest even) to the dtype, the same bits on
+  every host, with the simulator's code (fusekit.asc.basic.transcendental.rounded: numpy's float64 value
+  where no CPU-dependent path can change the rounding, the C library's elsewhere); rsqrt and reciprocal
+  in float64 rounded once;
   scalars converted to the tensor dtype (a float kernel argument is float32 first); Cast rounds by
   its RoundMode and saturates integers.
-- ``exact``: the graph in float64 with the real functions (math.erf, numpy.tanh), each explicit
-  cast rounded as asked, then one rounding to the output dtype.
+- ``exact``: the graph in float64 with the real functions from the C library through Python's math
+  (fusekit.asc.basic.transcendental.real: exp, log, tanh, erf; not numpy's ufuncs, whose float64 bits
+  depend on the CPU), each explicit cast rounded as asked, then one rounding to the output dtype.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ import numpy as np
 from fusekit.asc import dtypes, overflow
 from fusekit.asc.basic.reduction import first_extreme, sequential_sum, tree_sum
 from fusekit.asc.basic.rounding import RoundMode, convert
+from fusekit.asc.dtypes import nearest
+from fusekit.asc.basic.transcendental import elementwise, real
 
 from .graph import Graph, Node
 from .lower import FLOATS, Program
@@ -35,7 +41,8 @@ def _scalar(s, values: dict, dtype: str):
 
 
 _F64 = {"rsqrt": lambda x: 1 / np.sqrt(x), "reciprocal": lambda x: 1 / x}
-_UNARY = {"exp": np.exp, "ln": np.log, "sqrt": np.sqrt, "abs": np.abs, "relu": lambda x: np.maximum(x, np.zeros((), x.dtype))}
+_UNARY = {"exp": elementwise("exp"), "ln": elementwise("log"), "sqrt": np.sqrt,  # exp, ln: the simulator's model
+           "abs": np.abs, "relu": lambda x: np.maximum(x, np.zeros((), x.dtype))}
 _BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum, "min": np.minimum}
 _SCALAR = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minimum,
            "leaky_relu": lambda x, a: np.where(x >= 0, x, x * a)}
@@ -44,7 +51,9 @@ _SCALAR = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.m
 def row_sum(x: np.ndarray, arch: str, mode: str) -> np.ndarray:
     """ReduceSum's count form over each row of ``x`` ([N, C]) in its documented order (ReduceSum.md,
     关键特性说明): on 2201 a binary tree inside each 256 B repeat, the repeats' sums in order; on 2002 a
-    tree over the whole repeats, a tree over the tail, then their sum."""
+    tree over the whole repeats, a tree over the tail, then their sum. It uses the simulator's own
+    summation code, so it cannot catch a change of that order: tests/test_reference_reductions.py checks
+    the kernel and this model against an independent reference (tests/reduction_ref.py)."""
     n, c = x.shape
     epr = 256 // x.dtype.itemsize
     if arch == "2201":
@@ -112,13 +121,9 @@ def run_program(program: Program, arrays: dict, values: dict, mode: str, arch: s
                 out = _SCALAR[ins.op](src[0], _scalar(ins.scalar, values, ins.dst.dtype))
             else:
                 raise NotImplementedError(f"no reference semantics for asc.{ins.op}")
-            out = np.asarray(out).astype(dt)
+            out = nearest(out, dt)  # float64 results (_F64) are rounded once, bfloat16 included
             env[id(ins.dst)] = overflow.apply(out, dt, mode) if ins.dst.dtype in FLOATS else out
     return {name: env[id(v)] for name, v in program.outputs.items()}
-
-
-def _erf(x: np.ndarray) -> np.ndarray:
-    return np.frompyfunc(math.erf, 1, 1)(x).astype(np.float64)
 
 
 _COMPARE = {"LT": np.less, "LE": np.less_equal, "GT": np.greater, "GE": np.greater_equal, "EQ": np.equal,
@@ -127,11 +132,12 @@ _COMPARE = {"LT": np.less, "LE": np.less_equal, "GT": np.greater, "GE": np.great
 _EXACT = {
     "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal,
     "where": np.where,
-    "neg": np.negative, "abs": np.abs, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x),
-    "reciprocal": lambda x: 1 / x, "relu": lambda x: np.maximum(x, 0.0), "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
-    "silu": lambda x: x / (1 + np.exp(-x)), "tanh": np.tanh,
-    "gelu_tanh": lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3))),
-    "gelu_erf": lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
+    "neg": np.negative, "abs": np.abs, "exp": lambda x: real("exp", x), "log": lambda x: real("log", x),
+    "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "reciprocal": lambda x: 1 / x,
+    "relu": lambda x: np.maximum(x, 0.0), "sigmoid": lambda x: 1 / (1 + real("exp", -x)),
+    "silu": lambda x: x / (1 + real("exp", -x)), "tanh": lambda x: real("tanh", x),
+    "gelu_tanh": lambda x: 0.5 * x * (1 + real("tanh", math.sqrt(2 / math.pi) * (x + 0.044715 * (x * x * x)))),
+    "gelu_erf": lambda x: 0.5 * x * (1 + real("erf", x / math.sqrt(2))),
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "maximum": np.maximum,
     "minimum": np.minimum, "leaky_relu": lambda x, a: np.where(x >= 0, x, x * a),
 }

@@ -13,7 +13,8 @@
 - initcheck: reads of never-written UB, of undefined DataCopyPad padding, of output GM before it
   is written, and output GM bytes no core writes;
 - synccheck: wait_flag without an earlier set_flag (deadlock), redundant or unwaited set_flag,
-  reserved event ids.
+  reserved event ids, and state a core's kernel leaves set for the next kernel (atomic mode, Counter mask
+  mode, a set_vector_mask mask: ``statecheck``).
 
 CANN's CPU twin debug runs instructions in order and cannot see races; msSanitizer needs an NPU.
 Here the pipes' concurrency is reasoned about from the Trace's synchronisation (``fusekit.hb``).
@@ -35,6 +36,7 @@ from .findings import TOOLS, Finding, Report, merge
 from .memcheck import block_overlaps, from_error, placement_overlaps
 from .replay import ReplayExecutor
 from .scan import scan
+from .statecheck import statecheck
 from .synccheck import synccheck
 
 __all__ = ["Finding", "Report", "TOOLS", "analyze", "sanitize"]
@@ -62,7 +64,7 @@ def _analyze(trace: Trace, orders, error, outputs, faults=()) -> tuple[list[Find
     races, inits, pairs, lost = scan(trace, orders, _names(outputs))
     findings = [from_error(e) for e in faults] + ([from_error(error)] if error is not None else [])
     findings += block_overlaps(trace, orders) + placement_overlaps(trace, orders) + lost
-    findings += cachecheck(trace, orders) + races + inits + synccheck(trace)
+    findings += cachecheck(trace, orders) + races + inits + synccheck(trace) + statecheck(trace)
     if error is not None or any(f.kind == "deadlock" for f in findings):
         # bytes a stopped or hung kernel did not write are a consequence, not a finding of their own
         findings = [f for f in findings if f.kind != "output never written"]
@@ -73,7 +75,8 @@ SANITIZE_OPTIONS = ("outputs", "replay", *LAUNCH_OPTIONS)  # keywords of sanitiz
 
 
 def sanitize(kernel: KernelFunction, *, outputs=None, replay: bool = False, soc=None,
-             strict: bool = True, auto_sync: "bool | None" = None, overflow: "str | None" = None) -> "Sanitizer":
+             strict: bool = True, auto_sync: "bool | None" = None, overflow: "str | None" = None,
+             initial_state=None) -> "Sanitizer":
     """Wrap ``kernel`` so that ``sanitize(kernel)[core_num](*args)`` runs it and returns a :class:`Report`.
 
     Every out-of-bounds or misaligned access of the run is a memcheck finding:
@@ -86,6 +89,9 @@ def sanitize(kernel: KernelFunction, *, outputs=None, replay: bool = False, soc=
         replay: if races are found, run the kernel again in an adversarial legal order and report
             how the outputs differ (the numbers the NPU could produce).
         soc, strict, overflow: launch options (see ``fusekit.asc.launch``).
+        initial_state: an earlier launch's LaunchResult, Trace or Report: each core starts with the
+            registers that launch's core left (``fusekit.asc.launch``), to check a kernel as the NPU runs it
+            after that one.
         auto_sync: the kernel is built with automatic synchronisation (default: the kernel's
             ``@asc.jit(auto_sync=)``, else True as CANN's projects and pyasc build). False: dependent
             PIPE_V instructions need ``pipe_barrier(PIPE_V)`` and a pair without one is a race
@@ -98,6 +104,8 @@ def sanitize(kernel: KernelFunction, *, outputs=None, replay: bool = False, soc=
     options = {"soc": soc, "strict": strict, "auto_sync": auto_sync}
     if overflow is not None:
         options["overflow"] = overflow
+    if initial_state is not None:
+        options["initial_state"] = initial_state
     return Sanitizer(kernel, outputs, replay, options)
 
 

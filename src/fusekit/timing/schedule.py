@@ -23,6 +23,12 @@ Rules (PROF: msprof's op simulator shows the same per-pipe timeline):
   same time share that window's rate (:func:`window_sharers`);
 - a launch adds a head overhead growing with its core count (``TimingParams.launch_us``);
 - a wait ends no earlier than the set it pairs with;
+- a flag pair that automatic synchronisation inserts (``fusekit.hb`` rule 2, ``CoreOrder.inserted``)
+  costs what the same pair written by hand just before its consumer costs: the scalar unit issues
+  the set and the wait (an issue slot each); the set ends ``sync_cycles`` after its producer, the
+  wait ``sync_cycles`` after the set; the consumer starts after the wait, and a wait on S holds the
+  issue of every later instruction until it ends; a ``PipeBarrier<PIPE_V>`` it inserts between
+  dependent vector instructions (``CoreOrder.barriers``) costs an issue slot and ``sync_cycles`` on V;
 - ``sync_all`` waits for every earlier instruction of its core and ends when every core has reached it.
 
 Cores whose instruction streams have the same shape are scheduled once and counted as many
@@ -41,7 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fusekit.asc.trace import Instr, Mem, Pipe, SyncKind, Trace
-from fusekit.hb import PIPE_INDEX, core_order
+from fusekit.hb import PIPE_INDEX, core_order, placed_after
 
 from fusekit.asc import dtypes
 
@@ -105,7 +111,8 @@ def schedule(trace: Trace, params: TimingParams) -> LaunchSchedule:
         real = [streams[c] for c in members if c not in trace.stand_ins]  # stand-ins do other cores' data
         sharers = window_sharers(real, params) if len(real) > 1 and params.gm_window_gbps else None
         sims.append(_CoreSim(stream, params, len(members), transfers, barrier, l2_miss_share(stream, params,
-                                                                                             trace.block_dim), sharers))
+                                                                                             trace.block_dim), sharers,
+                             auto_sync=getattr(trace, "auto_sync", True)))
     for sim in sims:
         sim.begin()
     transfers.run()
@@ -260,24 +267,36 @@ class _CoreSim:
     """One core's instructions placed as soon as their issue slot and predecessors are known."""
 
     def __init__(self, instrs: list[Instr], params: TimingParams, weight: int, transfers: "_Transfers",
-                 barrier: "_Barrier", hbm_share: dict[int, float] | None = None, sharers: list[int] | None = None):
+                 barrier: "_Barrier", hbm_share: dict[int, float] | None = None, sharers: list[int] | None = None,
+                 auto_sync: bool = True):
         self.instrs, self.p, self.weight = instrs, params, weight
         self.hbm_share, self.sharers = hbm_share or {}, sharers
         self.transfers, self.barrier = transfers, barrier
-        order = core_order(instrs)
+        order = core_order(instrs, auto_sync)
+        self.inserted = order.inserted or {}  # i -> producers of the flag pairs inserted before i
+        self.barriers = order.barriers or set()  # V instructions with an inserted PipeBarrier<PIPE_V> before them
+        self.sync_cost = params.cycles_us(params.sync_cycles)
+        self.waited: dict[int, float] = {}  # i -> when the last flag pair inserted before i ends
         self.pipes = order.pipe
         n = len(instrs)
         by_pipe: list[list[int]] = [[], [], [], []]
+        last: list = [None] * 4  # per pipe, its last instruction but inserted sets (they stand after their producer)
         self.deps: list[list[int]] = []
         prevs: list = []
         self.dependents: list[list[int]] = [[] for _ in range(n)]
         for i in range(n):
             p = order.pipe[i]
-            deps = [by_pipe[p][-1]] if by_pipe[p] else []
+            producer = placed_after(instrs[i].sync, p, order.pipe) if instrs[i].sync is not None else None
+            deps = [last[p]] if last[p] is not None else []
             self_prev = deps[0] if deps else None
-            deps += [by_pipe[q][k - 1] for q, k in enumerate(order.clock[i]) if q != p and k > 0]
+            if producer is not None:  # a LocalTensorAuto set: right after its producer, not at the pipe's end
+                deps, self_prev = [producer], None
+            else:
+                last[p] = i
+                deps += [by_pipe[q][k - 1] for q, k in enumerate(order.clock[i]) if q != p and k > 0]
             if i in order.matched:  # a wait ends no earlier than the set it waits for
                 deps.append(order.matched[i])
+            deps += [j for j in self.inserted.get(i, ()) if j not in deps]
             if instrs[i].sync is not None and instrs[i].sync.kind is SyncKind.ALL:  # every earlier instruction
                 deps += [pipe_instrs[-1] for pipe_instrs in by_pipe if pipe_instrs]
             by_pipe[p].append(i)
@@ -327,16 +346,47 @@ class _CoreSim:
                     if self.end[i - 1] is None:
                         return
                     at = max(at, self.end[i - 1])
+            producers = self.inserted.get(i, ())
+            if producers:  # the scalar unit issues the inserted sets, then the waits, then i
+                if any(self.end[j] is None for j in producers):
+                    return  # a wait on S holds the issue until the producer's set has come
+                at, self.waited[i] = self._pairs(i, at)
+            if i in self.barriers:  # the inserted barrier takes an issue slot as a written one does
+                at += self.issue_cost
             self.issue[i] = at + self.issue_cost
             self.issued += 1
             if not self.unknown[i]:
                 self.ready.append(i)
+
+    def _pairs(self, i: int, at: float) -> tuple[float, float]:
+        """The flag pairs inserted before ``i``, as the same pairs written just before it would run: the sets,
+        then the waits, each issued in its slot after ``at`` (the issue of the instruction before) and costing
+        ``sync_cycles``; a set ends after its producer, a wait after its set; one on S holds the issue until it
+        ends. Returns (the issue of the last wait, when the last wait ends). Every producer has ended by now (an
+        S producer held the issue; an S consumer's issue waited for it)."""
+        ic, sync, ends = self.issue_cost, self.sync_cost, []
+        for j in self.inserted[i]:
+            at += ic
+            ends.append(max(at, self.end[j]) + sync)
+            if self.pipes[j] == S:  # a set on S (an S_X pair) holds the issue
+                at = max(at, ends[-1])
+        waited = 0.0
+        for end in ends:
+            at += ic
+            waited = max(waited, max(at, end) + sync)
+            if self.pipes[i] == S:  # a wait on S holds the issue
+                at = max(at, waited)
+        return at, waited
 
     def _place(self, i: int) -> None:
         # only a transfer may follow a transfer before its data has landed: a flag set on the pipe
         # (or any other instruction) waits for the data (the previous transfer's end, latency included)
         prev = self.prev[i] if self.instrs[i].op in DMA_OPS else None
         start = max([self.issue[i]] + [self.free[d] if d == prev else self.end[d] for d in self.deps[i]])
+        if i in self.inserted:
+            start = max(start, self.waited[i])
+        if i in self.barriers and self.prev[i] is not None:  # the barrier runs after the previous V instruction
+            start = max(start, self.end[self.prev[i]] + self.sync_cost)
         self.start[i] = start
         instr = self.instrs[i]
         if instr.op in DMA_OPS and instr.pipe in (Pipe.MTE2, Pipe.MTE3) and instr.nbytes:

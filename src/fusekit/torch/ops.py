@@ -15,12 +15,16 @@ Every operator is a ``torch.library.custom_op`` in the namespace ``fusekit``::
   tensors see what the kernel returns.
 - Autograd: the backward of an operator is itself a generated fused operator, derived from the
   expression graph by :mod:`fusekit.gen.autodiff` for the call's dtype and precision, and registered
-  here the same way (``<name>_backward_<dtype>_<precision>``); gradients of broadcast inputs are
+  here the same way (``<name>_backward_<dtype>_<precision>_<hash>``); gradients of broadcast inputs are
   summed back to the input's shape with ``Tensor.sum_to_size``.
+- Names: a user's operator is ``<name>_<hash>``, the hash taken over its definition (:func:`torch_name`),
+  because Inductor's FX graph cache keys a compiled graph by the operators' names, not by what they
+  compute: a changed operator under an old name is served the old operator's compiled graph.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from dataclasses import dataclass, field
 
@@ -38,9 +42,12 @@ DTYPES = {torch.float16: "float16", torch.float32: "float32", torch.bfloat16: "b
           torch.int16: "int16", torch.int32: "int32", torch.uint8: "uint8"}
 TORCH_DTYPES = {v: k for k, v in DTYPES.items()}
 HAND_WRITTEN = ("fused_add_scale",)  # names taken by hand-written kernels; a generated namesake gets "_generated"
+# the torch side of an operator's identity (schema format, fake and autograd rules): bump when it changes
+REGISTRATION_VERSION = 1
+HASH_DIGITS = 8  # hex digits of the name's hash (32 bits)
 
 _LOCK = threading.RLock()
-_BY_KEY: dict = {}    # signature key -> _Spec
+_BY_KEY: dict = {}    # (op name, definition) -> _Spec
 _BY_NAME: dict = {}   # torch name -> _Spec
 
 
@@ -69,7 +76,6 @@ class _Spec:
     run: object               # (arrays, attrs, precision, soc) -> list of numpy outputs
     gen: GeneratedOp          # the generated op (for the hand-written one: the catalogue's namesake)
     broadcast: bool = True    # numpy broadcasting between tensor inputs (the hand-written kernel: equal shapes)
-    positional_attrs: bool = True
     backwards: dict = field(default_factory=dict)
 
     @property
@@ -79,6 +85,19 @@ class _Spec:
     @property
     def overload(self):
         return getattr(getattr(torch.ops, NAMESPACE), self.name).default
+
+    @property
+    def positional_attrs(self) -> bool:
+        """Whether attributes follow the tensors positionally: not when a required one follows one with a
+        default (torch schemas take defaults only at the end), then all are keyword-only."""
+        defaults = [self.graph.defaults[a.name] is not None for a in self.graph.attrs]
+        return defaults == sorted(defaults)
+
+    def definition(self) -> str:
+        """Everything that defines the registered operator: the generated op's definition
+        (``GeneratedOp.definition``), the torch schema and REGISTRATION_VERSION."""
+        return (f"{self.gen.definition()}\ntorch schema: {self.schema()}\n"
+                f"fusekit.torch registration v{REGISTRATION_VERSION}")
 
     # -- the schema
     def schema(self) -> str:
@@ -203,19 +222,10 @@ class _Spec:
         return tuple(grads_in) + (None,) * (len(ctx.needs_input_grad) - len(tensors))
 
 
-def _key(op: GeneratedOp) -> tuple:
-    g = op.graph
-    return (op.name, g.text(), tuple(n.name for n in g.inputs), tuple((a.name, g.defaults[a.name]) for a in g.attrs),
-            tuple(g.output_names), tuple(op.dtypes), tuple(sorted(g.input_dtypes.items())), op.row_outputs)
-
-
-def _free_name(base: str) -> str:
-    name = f"{base}_generated" if base in HAND_WRITTEN else base
-    k = 2
-    while name in _BY_NAME:
-        name = f"{base}_{k}"
-        k += 1
-    return name
+def _hashed_name(base: str, definition: str) -> str:
+    """``<base>_<hash>``: the first HASH_DIGITS hex digits of the SHA-256 of ``definition`` (hashlib, not
+    Python's salted hash(), so every process derives the same name)."""
+    return f"{base}_{hashlib.sha256(definition.encode()).hexdigest()[:HASH_DIGITS]}"
 
 
 def rows_view(arrays: list) -> tuple:
@@ -258,8 +268,6 @@ def _register(spec: _Spec) -> _Spec:
     if clash:
         raise ValueError(f"{spec.name}: parameter name(s) {sorted(clash)} are reserved by fusekit.torch (the "
                          "precision and soc options); rename them")
-    defaults = [g.defaults[a.name] is not None for a in g.attrs]
-    spec.positional_attrs = defaults == sorted(defaults)  # torch schemas: defaults only at the end
     opdef = torch.library.custom_op(spec.qualname, spec.real, mutates_args=(), schema=spec.schema())
     opdef.register_fake(spec.fake)
     opdef.register_autograd(spec.backward, setup_context=spec.setup_context)
@@ -268,25 +276,51 @@ def _register(spec: _Spec) -> _Spec:
     return spec
 
 
-def _spec_for(op: GeneratedOp) -> _Spec:
+def _spec_for(op: GeneratedOp, shipped: bool = False) -> _Spec:
+    """The registration of ``op`` (registered now if no equal op is): a shipped op under its plain name
+    (``_generated`` after a hand-written kernel's name), any other under :func:`torch_name`'s."""
     key = _key(op)
+    spec = _Spec("", op.graph, op.dtypes, _generated_run(op), op)
     with _LOCK:
-        spec = _BY_KEY.get(key)
-        if spec is None:
-            spec = _register(_Spec(_free_name(op.name), op.graph, op.dtypes, _generated_run(op), op))
-            _BY_KEY[key] = spec
+        if key in _BY_KEY:
+            return _BY_KEY[key]
+        if shipped:
+            spec.name = f"{op.name}_generated" if op.name in HAND_WRITTEN else op.name
+        else:
+            spec.name = _hashed_name(op.name, key[1])
+        if spec.name in _BY_NAME:  # a 32-bit hash collision: never reuse another definition's operator
+            raise RuntimeError(f"{NAMESPACE}::{spec.name} is already registered for another definition of "
+                               f"{op.name}; rename the operator")
+        _BY_KEY[key] = _register(spec)
     return spec
+
+
+def torch_name(op: GeneratedOp) -> str:
+    """The name :func:`as_torch_op` registers ``op`` under (``torch.ops.fusekit.<name>``), without
+    registering it: a shipped catalogue op's plain name for an op equal to it, else ``<op.name>_<hash>``,
+    the hash being 8 hex digits of the SHA-256 of the op's definition (``GeneratedOp.definition``: inputs,
+    input dtypes, attributes and defaults, outputs, dtypes, output dtypes, default precision, the
+    expression graph with exact constants) plus the torch schema. The same op gives the same name in
+    every process; an op changed in any of those gives another name, so Inductor's FX graph cache, which
+    keys compiled graphs by operator names (not by what they compute), cannot serve it an old graph."""
+    key = _key(op)
+    found = _BY_KEY.get(key)
+    return found.name if found is not None else _hashed_name(*key)
+
+
+def _key(op: GeneratedOp) -> tuple:
+    """(op.name, the definition of its registration): equal for equal ops, whatever the objects."""
+    return op.name, _Spec("", op.graph, op.dtypes, None, op).definition()
 
 
 def as_torch_op(op: GeneratedOp):
     """Register a generated operator with ``torch.library`` (once) and return its torch operator.
 
     The operator is ``torch.ops.fusekit.<name>.default`` (a ``torch._ops.OpOverload``), where
-    ``<name>`` is ``op.name``, or ``op.name + "_generated"`` for the name of a hand-written kernel
-    (``fused_add_scale``), or ``op.name + "_2"``, ``"_3"``, ... when another operator of that name
-    but another expression, signature or dtype list was registered first in this process. Calling
-    ``as_torch_op`` again with an equal op (same name, expression, inputs, attributes with defaults,
-    outputs and dtypes; the GeneratedOp object may differ) returns the same operator.
+    ``<name>`` is :func:`torch_name`'s: ``op.name + "_" + 8 hex digits`` derived from the op's whole
+    definition, the same in every process (e.g. ``my_op_3f2a9c1b``); a catalogue op's plain name
+    (``swiglu``) for an op equal to a shipped one. Calling ``as_torch_op`` again with an equal op (same
+    name and definition; the GeneratedOp object may differ) returns the same operator.
 
     Call it as ``f(t_1, ..., t_n, a_1, ..., a_m, *, precision=None, soc=None)``:
 
@@ -312,7 +346,8 @@ def as_torch_op(op: GeneratedOp):
     fake tensors only get shapes) or on mixed devices (CPU and meta, as eager PyTorch); TypeError for a
     dtype the op does not take (float64: convert to float32) or mixed dtypes;
     ValueError for shapes that do not broadcast or a kernel limit (e.g. a row longer than UB).
-    Raises (here): ValueError if an input or attribute is named ``precision`` or ``soc``.
+    Raises (here): ValueError if an input or attribute is named ``precision`` or ``soc``; RuntimeError if
+    the derived name is registered for another definition (a 32-bit hash collision: rename the op).
     """
     return _spec_for(op).overload
 
@@ -339,7 +374,7 @@ def register_shipped() -> dict:
             _register(_Spec("fused_add_scale", gen.graph, gen.dtypes, _hand_written_run, gen, broadcast=False))
         out = {"fused_add_scale": _BY_NAME["fused_add_scale"].overload}
         for op in CATALOGUE.values():
-            spec = _spec_for(op)
+            spec = _spec_for(op, shipped=True)
             out[spec.name] = spec.overload
     return out
 
@@ -358,7 +393,7 @@ def input_grads(spec: _Spec, tensors, grads, attrs: dict, precision, soc, need) 
     with _LOCK:
         back = spec.backwards.get((dtype, precision))
         if back is None:
-            back = autodiff.backward(spec.graph, dtype, compute, name=f"{spec.name}_backward_{dtype}_{precision}")
+            back = autodiff.backward(spec.graph, dtype, compute, name=f"{spec.gen.name}_backward_{dtype}_{precision}")
             spec.backwards[(dtype, precision)] = back
     names = [n.name for n in spec.graph.inputs]
     by_name = dict(zip(names, tensors))

@@ -17,15 +17,16 @@ Rules (asc-devkit docs/zh/api/SIMD-API/高阶API/数学计算/<Name>接口/<Name
 - is_reuse_source=True with float data lets cos, sin, exp, digamma and lgamma use src as scratch (their tiling
   files have a smaller "REUSE" factor): src is recorded as left undefined.
 
-Values: each function is evaluated in float64 on the inputs (exact for half and float inputs) and rounded once to
-dst's dtype; the launch's overflow mode is then applied. xor is exact. The NPU computes with a polynomial /
-iterative decomposition in float (impl/adv_api/detail/math/<name>/) whose error is not documented: expect a few
-ulp of the dtype (half ~1e-3, float ~1e-6 relative) on ordinary inputs, larger near zeros of the function, for
+Values: each function is the real function of the inputs correctly rounded once to dst's dtype, the same bits on
+every host (:mod:`fusekit.asc.basic.transcendental`: numpy's CPU-dependent float64 paths never decide a rounding);
+ceil, floor, frac, round, sign and trunc are exact; the launch's overflow mode is then applied. xor is exact. The
+NPU computes with a polynomial / iterative decomposition in float (impl/adv_api/detail/math/<name>/) whose error
+is not documented: expect a few ulp of the dtype (half ~1e-3, float ~1e-6 relative) on ordinary inputs, larger near zeros of the function, for
 |x| > 65504 in sin / cos (the pages restrict the input to [-65504, 65504]), near the poles of lgamma / digamma
 (relative error ~1e-3 for float is plausible there) and for huge arguments of tan. Not modelled: on Atlas
 inference AI Core, Ceil / Floor / Frac / Trunc take inputs in [-2147483647, 2147483647] only (约束说明); fusekit
 returns the exact value outside that range too. ``taylor_expand_level`` of exp
-is checked (uint8) but the value is the exact exponential, not the truncated series.
+is checked (uint8) but the value is the correctly rounded exponential, not the truncated series.
 
 Trace: one PIPE_V record per call, ``cost`` = the Ascend C name (e.g. "Tanh"): reads the sources' ``count``
 elements, writes dst's, marks the temp buffer bytes the API uses (at most the helper's max) as written with
@@ -37,11 +38,10 @@ figure. The timing model costs the record at one repeat per cycle.
 
 from __future__ import annotations
 
-import math as _math
-
 import numpy as np
 
 from .. import checks, overflow
+from ..basic.transcendental import elementwise
 from ..runtime import current
 from ..trace import Pipe
 from ..tensor import LocalTensor
@@ -176,8 +176,7 @@ def _run(op: str, cpp: str, fn, dst, srcs: tuple, count, temp_buffer, is_reuse_s
             if integer:  # xor, int32 power: exact in the dtype, no overflow mode
                 dst.array(n)[:] = fn(*(t.array(n) for t in srcs))
                 return
-            xs = [t.array(n).astype(np.float64) for t in srcs]
-            dst.array(n)[:] = overflow.apply(fn(*xs), np_dtype, mode)
+            dst.array(n)[:] = overflow.apply(fn(*(t.array(n) for t in srcs)), np_dtype, mode)
 
     passes = -(-n * (size if integer else max(size, 4)) // _REPEAT_BYTES)  # one pass over n float (xor: int16)
     core.record(op, Pipe.V, reads=tuple(t.access(*r) for t, r in zip(srcs, s)) if n else (),
@@ -185,8 +184,9 @@ def _run(op: str, cpp: str, fn, dst, srcs: tuple, count, temp_buffer, is_reuse_s
                 dtype=dst.dtype.name, effect=effect, repeats=_OPS[op] * passes, cost=cpp)
 
 
-_erf = np.vectorize(_math.erf, otypes=[np.float64])  # float64 erf (numpy has none); one Python call per element
-_erfc = np.vectorize(_math.erfc, otypes=[np.float64])
+def _exact(fn):
+    """fn of the lanes in float64: an exact result (ceil, floor ...), which the store keeps."""
+    return lambda x: fn(x.astype(np.float64))
 
 
 def _frac(x):
@@ -203,35 +203,35 @@ def _unary(name: str, cpp: str, fn, what: str):
                      "dst, src: UB LocalTensors of half or float (same dtype, no overlap); count: elements (None: "
                      "all of src); temp_buffer: uint8 UB LocalTensor (sharedTmpBuffer) or None; is_reuse_source: "
                      "a bool (float data: cos, sin, digamma, lgamma may use src as scratch, recorded as undefined). "
-                     "Value: float64 then one rounding to the dtype (tolerance: a few ulp, see the module docstring); "
+                     "Value: correctly rounded to the dtype (tolerance: a few ulp, see the module docstring); "
                      "the Trace record is one instruction whose repeats count the decomposition (an assumption)."
                      "\n\nRaises:\n    KernelError: non-UB operand, dtype other than half/float, count past a tensor, "
                      "src/dst or temp_buffer overlap, temp_buffer below Get<Name>MaxMinTmpSize's minimum.")
     return instr
 
 
-acos = _unary("acos", "Acos", np.arccos, "acos(src[i])")
-acosh = _unary("acosh", "Acosh", np.arccosh, "acosh(src[i])")
-asin = _unary("asin", "Asin", np.arcsin, "asin(src[i])")
-asinh = _unary("asinh", "Asinh", np.arcsinh, "asinh(src[i])")
-atan = _unary("atan", "Atan", np.arctan, "atan(src[i])")
-atanh = _unary("atanh", "Atanh", np.arctanh, "atanh(src[i])")
-ceil = _unary("ceil", "Ceil", np.ceil, "ceil(src[i]) (toward +inf)")
-cos = _unary("cos", "Cos", np.cos, "cos(src[i])")
-cosh = _unary("cosh", "Cosh", np.cosh, "cosh(src[i])")
-erf = _unary("erf", "Erf", _erf, "erf(src[i])")
-erfc = _unary("erfc", "Erfc", _erfc, "erfc(src[i]) = 1 - erf(src[i])")
-floor = _unary("floor", "Floor", np.floor, "floor(src[i]) (toward -inf)")
-frac = _unary("frac", "Frac", _frac, "src[i] - trunc(src[i]) (ASSUMPTION: sign of src; inf gives NaN)")
-log = _unary("log", "Log", np.log, "ln(src[i])")
-round = _unary("round", "Round", np.rint,  # noqa: A001 - pyasc's name
+acos = _unary("acos", "Acos", elementwise("acos"), "acos(src[i])")
+acosh = _unary("acosh", "Acosh", elementwise("acosh"), "acosh(src[i])")
+asin = _unary("asin", "Asin", elementwise("asin"), "asin(src[i])")
+asinh = _unary("asinh", "Asinh", elementwise("asinh"), "asinh(src[i])")
+atan = _unary("atan", "Atan", elementwise("atan"), "atan(src[i])")
+atanh = _unary("atanh", "Atanh", elementwise("atanh"), "atanh(src[i])")
+ceil = _unary("ceil", "Ceil", _exact(np.ceil), "ceil(src[i]) (toward +inf)")
+cos = _unary("cos", "Cos", elementwise("cos"), "cos(src[i])")
+cosh = _unary("cosh", "Cosh", elementwise("cosh"), "cosh(src[i])")
+erf = _unary("erf", "Erf", elementwise("erf"), "erf(src[i])")
+erfc = _unary("erfc", "Erfc", elementwise("erfc"), "erfc(src[i]) = 1 - erf(src[i])")
+floor = _unary("floor", "Floor", _exact(np.floor), "floor(src[i]) (toward -inf)")
+frac = _unary("frac", "Frac", _exact(_frac), "src[i] - trunc(src[i]) (ASSUMPTION: sign of src; inf gives NaN)")
+log = _unary("log", "Log", elementwise("log"), "ln(src[i])")
+round = _unary("round", "Round", _exact(np.rint),  # noqa: A001 - pyasc's name
                "src[i] rounded to the nearest integer (ASSUMPTION: ties to even, as the vector Cast's CAST_RINT)")
-sign = _unary("sign", "Sign", np.sign, "sign(src[i]): 1, -1 or 0 (ASSUMPTION: -0 gives 0, NaN gives NaN)")
-sin = _unary("sin", "Sin", np.sin, "sin(src[i])")
-sinh = _unary("sinh", "Sinh", np.sinh, "sinh(src[i])")
-tan = _unary("tan", "Tan", np.tan, "tan(src[i])")
-tanh = _unary("tanh", "Tanh", np.tanh, "tanh(src[i])")
-trunc = _unary("trunc", "Trunc", np.trunc, "trunc(src[i]) (toward 0)")
+sign = _unary("sign", "Sign", _exact(np.sign), "sign(src[i]): 1, -1 or 0 (ASSUMPTION: -0 gives 0, NaN gives NaN)")
+sin = _unary("sin", "Sin", elementwise("sin"), "sin(src[i])")
+sinh = _unary("sinh", "Sinh", elementwise("sinh"), "sinh(src[i])")
+tan = _unary("tan", "Tan", elementwise("tan"), "tan(src[i])")
+tanh = _unary("tanh", "Tanh", elementwise("tanh"), "tanh(src[i])")
+trunc = _unary("trunc", "Trunc", _exact(np.trunc), "trunc(src[i]) (toward 0)")
 
 
 _WRAP = 2 ** 32
@@ -254,16 +254,20 @@ def _int_power(base: np.ndarray, exp: np.ndarray) -> np.ndarray:
     return result.astype(np.int32)
 
 
+_float_power = elementwise("pow")
+
+
 def _power(a, b):
-    return _int_power(a, b) if a.dtype.kind == "i" else np.power(a, b)
+    return _int_power(a, b) if a.dtype.kind == "i" else _float_power(a, b)
 
 
 def power(dst, src0, src1, count=None, temp_buffer=None, is_reuse_source=False) -> None:
     """asc.adv.power: dst[i] = src0[i] ** src1[i] for i < count (Power, asc.language.adv.power.md), on PIPE_V.
 
     dst, src0, src1: UB LocalTensors of half, float or int32 (Power.md 支持的数据类型; same dtype, dst overlapping
-    neither); count: elements (None: all of src0); temp_buffer: uint8 UB LocalTensor or None. Value: float64 pow
-    (IEEE pow special cases) then one rounding, tolerance a few ulp (module docstring); int32: exact, as
+    neither); count: elements (None: all of src0); temp_buffer: uint8 UB LocalTensor or None. Value: pow correctly
+    rounded (IEEE pow special cases; :mod:`fusekit.asc.basic.transcendental`), tolerance a few ulp against the
+    device (module docstring); int32: exact, as
     :func:`_int_power`. One Trace record, cost "Power".
 
     Raises:
@@ -276,7 +280,7 @@ def exp(dst, src, count, taylor_expand_level, temp_buffer=None, is_reuse_source=
     """asc.adv.exp: dst[i] = e ** src[i] for i < count (Exp, asc.language.adv.exp.md), on PIPE_V.
 
     count: elements (required, uint32); taylor_expand_level: 0..255 (uint8; 0 = no Taylor series). The value is
-    the float64 exponential rounded once whatever the level: a small level on the NPU is less accurate than
+    the exponential correctly rounded whatever the level: a small level on the NPU is less accurate than
     this (page: 项数太少时，精度会有一定误差). Other rules as the unary functions.
 
     Raises:
@@ -286,51 +290,11 @@ def exp(dst, src, count, taylor_expand_level, temp_buffer=None, is_reuse_source=
     if not isinstance(taylor_expand_level, (int, np.integer)) or not 0 <= int(taylor_expand_level) <= 255:
         raise core.error("exp", f"taylor_expand_level is {taylor_expand_level!r}; it is a uint8 (0..255, 0 = no "
                                 "Taylor expansion) (asc.language.adv.exp.md)")
-    _run("exp", "Exp", np.exp, dst, (src,), count, temp_buffer, is_reuse_source)
+    _run("exp", "Exp", elementwise("exp"), dst, (src,), count, temp_buffer, is_reuse_source)
 
 
-def _lgamma_scalar(x: float) -> float:
-    if _math.isnan(x):
-        return x
-    try:
-        return _math.lgamma(x)
-    except (ValueError, OverflowError):  # C99 Annex F: lgamma(0) = lgamma(-n) = +inf (a pole)
-        return _math.inf
-
-
-# digamma: recurrence up to x >= 10, then the asymptotic series ln x - 1/2x - sum B2k / (2k x^2k) (7 terms, < 1e-17
-# relative at 10); reflection psi(1 - x) - pi / tan(pi x) below 0.5
-_DIGAMMA_B = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12)
-
-
-def _digamma_scalar(x: float) -> float:
-    if _math.isnan(x) or x == -_math.inf:
-        return _math.nan
-    if x == _math.inf:
-        return x
-    if x == 0:
-        return -_math.copysign(_math.inf, x)  # ASSUMPTION: the limit from x's side (the pages give no value)
-    if x < 0 and x == _math.floor(x):
-        return _math.nan  # ASSUMPTION: a pole at a negative integer
-    if x < 0.5:
-        return _digamma_scalar(1 - x) - _math.pi / _math.tan(_math.pi * x)
-    acc = 0.0
-    while x < 10:
-        acc -= 1 / x
-        x += 1
-    inv2 = 1 / (x * x)
-    series, power = 0.0, inv2
-    for b in _DIGAMMA_B:
-        series += b * power
-        power *= inv2
-    return acc + _math.log(x) - 0.5 / x - series
-
-
-_lgamma = np.vectorize(_lgamma_scalar, otypes=[np.float64])
-_digamma = np.vectorize(_digamma_scalar, otypes=[np.float64])
-
-lgamma = _unary("lgamma", "Lgamma", _lgamma, "ln|Gamma(src[i])| (poles 0, -1, -2 ... give +inf)")
-digamma = _unary("digamma", "Digamma", _digamma,
+lgamma = _unary("lgamma", "Lgamma", elementwise("lgamma"), "ln|Gamma(src[i])| (poles 0, -1, -2 ... give +inf)")
+digamma = _unary("digamma", "Digamma", elementwise("digamma"),
                  "psi(src[i]) = d/dx ln Gamma (ASSUMPTION: +-0 gives -+inf, negative integers NaN)")
 
 

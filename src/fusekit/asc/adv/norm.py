@@ -12,10 +12,13 @@ dst[i, :] = src[i, :] / sqrt(mean(src[i, :H0]^2) + epsilon) * gamma for the B*S 
 the tiling's (b_length, s_length, h_length, original_h_length = H0); RmsNorm reads no ShapeInfo.
 
 Rules (KernelError otherwise): dst, src, gamma half or float, one dtype, 32 B aligned UB LocalTensors; src and
-dst hold B*S*H elements and gamma H; dst and gamma do not overlap (约束说明: 不允许复用) and dst / src are the
-same tensor or apart; H x sizeof(T) is 32 B aligned and 0 < H0 <= H; the tiling is self-consistent
-(main_bsh_length = main_bs_length x H, loop_round x main_bsh_length + tail_bsh_length = B*S*H, ...) and
-computes something (an all-zero tiling would leave dst unwritten on the NPU); the temporary space
+dst hold the elements the tiling's chunks reach (loop_round x main_bsh_length, and the tail's input_tail_pos +
+tail_bsh_length) and gamma H; dst and gamma do not overlap (约束说明: 不允许复用) and dst / src are the
+same tensor or apart; H x sizeof(T) is 32 B aligned and 0 < H0 <= H; each tiling field is checked only as
+rmsnorm_common_impl.h reads it (:func:`_check_tiling`: a chunk's bsh = its bs x H; main_bs_length_align, the
+offset of the squares in the temporary space, a multiple of 8 and at least every chunk's rows -- any such
+value, not only the host's round-up to 8; the tail's fields only when tail_bs_length != 0; b_length and
+s_length not at all) and the tiling computes something (an all-zero tiling would leave dst unwritten on the NPU); the temporary space
 (temp_buffer, uint8, or the stack) holds at least the minimum of GetRmsNormMaxMinTmpSize, (H x (2 half | 1
 float) + 8) x 4 bytes, and what the tiling uses, (main_bs_length_align + main_bsh_length x (2 | 1)) x 4;
 basic_block needs H % 64 == 0, H < 2048 and B*S % 8 == 0.
@@ -27,8 +30,9 @@ x Muls tiling.reciprocal_of_h_length; Adds epsilon (epsilon rounded to T first, 
 rsqrt as exp(-0.5 x ln(v)) (Ln, Muls, Exp: "high precision impl of rsqrt"); x * rsqrt (Muls); * gamma (Mul);
 a half result cast with CAST_NONE (round to nearest even). H0 == 1 sums nothing on the NPU (the reduce loop
 runs while more than one element is left) and uses the stale float in the temporary space: fusekit reads the
-same bytes. Ln and Exp are float64 rounded once: their NPU error is not documented. Tolerance vs the NPU:
-float within ~4 ulp of float32 (relative 5e-7) per element, half within 1 ulp of half.
+same bytes. Ln and Exp are correctly rounded (fusekit.asc.basic.transcendental, the same bits on every host):
+their NPU error is not documented. Tolerance vs the NPU: float within ~4 ulp of float32 (relative 5e-7) per
+element, half within 1 ulp of half.
 
 Trace: per row chunk (main_bs_length rows, then the tail), one PIPE_V record per basic instruction above
 (Cast, Mul, RepeatReduceSum, Muls, Adds, Ln, Muls, Exp, Muls, Cast of gamma, Mul, Cast), with the UB bytes
@@ -42,6 +46,7 @@ import numpy as np
 
 from .. import checks, overflow
 from ..basic.reduction import tree_sum
+from ..basic.transcendental import rounded
 from ..runtime import current
 from .tiling import BASIC_TILE, REPEAT_FLOATS, RmsNormTiling, plain
 from .workspace import Step, overlaps, record, work_space
@@ -81,34 +86,48 @@ def rmsnorm_rows(x: np.ndarray, gamma: np.ndarray, h0: int, recip, eps, basic: b
         sums = stale if h0 == 1 else reduce_rows(sq[:, :h0] if not basic else sq, basic, mode)
         mean = v(sums * f32(recip))
         shifted = v(mean + f32(eps))
-        rs = v(np.exp(v(v(np.log(shifted.astype(np.float64))) * f32(-0.5)).astype(np.float64)))
+        rs = _ln_exp_rsqrt(shifted, mode)
         y = v(x * rs[:, None])
         return v(y * gamma[None, :])
 
 
+def extent(t: dict) -> int:
+    """Elements of src / dst the tiling's chunks reach: RmsNormImpl runs loop_round chunks of main_bsh_length,
+    then, when tail_bs_length != 0, one of tail_bsh_length at input_tail_pos (b_length / s_length are not read)."""
+    main = t["loop_round"] * t["main_bsh_length"]
+    return max(main, t["input_tail_pos"] + t["tail_bsh_length"]) if t["tail_bs_length"] else main
+
+
 def _check_tiling(core, op: str, t: dict, size: int, basic: bool) -> None:
-    b, s, h, h0 = t["b_length"], t["s_length"], t["h_length"], t["original_h_length"]
-    total = b * s * h
-    if t["loop_round"] == 0 and t["tail_bs_length"] == 0:
+    """Refuse a tiling only where rmsnorm_common_impl.h would go wrong with it: each field as the implementation
+    reads it (GetRmsNormInfo lays the temporary space out as main_bs_length_align reduced floats, then the
+    main_bsh_length squares, then (half) the float copy of src; each chunk's mask is its bsh length and its row
+    loop its bs length). Fields of a part that does not run (the tail with tail_bs_length = 0, the main chunks
+    with loop_round = 0) are not read, so not checked; b_length and s_length are never read by the kernel."""
+    h, h0, align = t["h_length"], t["original_h_length"], t["main_bs_length_align"]
+    main, tail = t["loop_round"] > 0, t["tail_bs_length"] != 0
+    if not main and not tail:
         raise core.error(op, f"tiling computes nothing (loop_round = 0 and tail_bs_length = 0: {t}); on the NPU dst "
                              "would be left unwritten: fill it with get_rms_norm_tiling_info(...) (RmsNorm-Tiling.md)")
+    rows = [t["main_bs_length"]] * main + [t["tail_bs_length"]] * tail
     rules = [("h_length x sizeof(T) 32 B aligned", h > 0 and h * size % 32 == 0),
              ("0 < original_h_length <= h_length", 0 < h0 <= h),
-             ("main_bsh_length == main_bs_length x h_length", t["main_bsh_length"] == t["main_bs_length"] * h),
-             ("main_bs_length_align == main_bs_length rounded up to 8",
-              t["main_bs_length_align"] == -(-t["main_bs_length"] // BASIC_TILE) * BASIC_TILE),
-             ("loop_round x main_bsh_length + tail_bsh_length == b x s x h",
-              t["loop_round"] * t["main_bsh_length"] + t["tail_bsh_length"] == total),
-             ("input_tail_pos == loop_round x main_bsh_length",
-              t["input_tail_pos"] == t["loop_round"] * t["main_bsh_length"]),
-             ("tail_bsh_length == tail_bs_length x h_length", t["tail_bsh_length"] == t["tail_bs_length"] * h)]
+             ("main_bsh_length == main_bs_length x h_length", not main or t["main_bsh_length"] == t["main_bs_length"] * h),
+             # tmpLocal[mainBsLengthAlign] starts the squares: a vector operand, so 32 B (8 floats) aligned, and
+             # past every chunk's reduced row sums
+             ("main_bs_length_align a multiple of 8 (32 B of floats)", align % BASIC_TILE == 0),
+             ("main_bs_length_align >= the rows of every chunk", all(align >= r for r in rows)),
+             ("tail_bsh_length == tail_bs_length x h_length", not tail or t["tail_bsh_length"] == t["tail_bs_length"] * h),
+             # the tail's squares go where main_bsh_length squares were laid out
+             ("tail_bsh_length <= main_bsh_length", not tail or t["tail_bsh_length"] <= t["main_bsh_length"]),
+             ("input_tail_pos x sizeof(T) 32 B aligned", not tail or t["input_tail_pos"] * size % 32 == 0)]
     bad = [name for name, ok in rules if not ok]
     if bad:
         raise core.error(op, f"tiling breaks {', '.join(bad)} ({t}): fill it with get_rms_norm_tiling_info(...) "
-                             "(RmsNorm-Tiling.md)")
-    if basic and not (h % 64 == 0 and h < 2048 and b * s % 8 == 0):
+                             "(RmsNorm-Tiling.md; rmsnorm_common_impl.h)")
+    if basic and not (h % 64 == 0 and h < 2048 and extent(t) // h % 8 == 0):
         raise core.error(op, f"basic_block=True needs H % 64 == 0, H < 2048 and B*S % 8 == 0 ({_PAGE}, isBasicBlock); "
-                             f"the tiling has [B, S, H] = [{b}, {s}, {h}]: pass basic_block=False")
+                             f"the tiling covers {extent(t) // h} rows of H = {h}: pass basic_block=False")
 
 
 def rmsnorm(dst, src, gamma, epsilon, tiling, temp_buffer=None, basic_block=False) -> None:
@@ -138,7 +157,7 @@ def rmsnorm(dst, src, gamma, epsilon, tiling, temp_buffer=None, basic_block=Fals
     t = plain(tiling)
     _check_tiling(core, op, t, size, basic_block)
     h, h0 = t["h_length"], t["original_h_length"]
-    total = t["b_length"] * t["s_length"] * h
+    total = extent(t)
     spans = {dst: dst.span(core, op, total), src: src.span(core, op, total), gamma: gamma.span(core, op, h)}
     if overlaps(spans[dst], spans[gamma]):
         raise core.error(op, f"dst {dst.name} and gamma {gamma.name} overlap ({_PAGE}, 约束说明: dstLocal和gammaLocal的"
@@ -182,11 +201,20 @@ def rmsnorm(dst, src, gamma, epsilon, tiling, temp_buffer=None, basic_block=Fals
     record(core, op, steps, work, used, effect)
 
 
+def _ln_exp_rsqrt(shifted: np.ndarray, mode: str) -> np.ndarray:
+    """rsqrt of float32 ``shifted`` as the implementation computes it, Exp(Muls(Ln(v), -0.5)), each float32
+    result correctly rounded (:mod:`fusekit.asc.basic.transcendental`) and put under the overflow ``mode``."""
+    f32 = np.float32
+    v = lambda a: overflow.apply(np.asarray(a).astype(f32), f32, mode)  # noqa: E731
+    with np.errstate(all="ignore"):
+        return v(rounded("exp", f32, v(v(rounded("log", f32, shifted)) * f32(-0.5))))
+
+
 def _rsqrt(sums, recip, eps, mode):
     f32 = np.float32
     v = lambda a: overflow.apply(np.asarray(a).astype(f32), f32, mode)  # noqa: E731
     with np.errstate(all="ignore"):
-        return v(np.exp(v(v(np.log(v(v(sums * recip) + eps).astype(np.float64))) * f32(-0.5)).astype(np.float64)))
+        return _ln_exp_rsqrt(v(v(sums * recip) + eps), mode)
 
 
 def _steps(dst, src, gamma, work, chunks, h: int, h0: int, align: int, bsh: int) -> list[Step]:

@@ -27,8 +27,8 @@ Values (Atlas A2/A3, ND): as the implementation orders them, in float32 with one
 instruction and the launch's overflow mode applied to each elementwise step (the row max too where it is
 folded with the Max instruction; whole / block reductions are not saturated, as fusekit's reduce
 instructions). Per row: a half src is cast to
-float (exact); max over the first k0 columns; x - max (Sub); exp (Exp, float64 exp rounded once: the NPU's
-Exp error is not documented); the row sum in the documented order (below); e / sum (Div; on Atlas
+float (exact); max over the first k0 columns; x - max (Sub); exp (Exp, correctly rounded to float, the same
+bits on every host: fusekit.asc.basic.transcendental; the NPU's Exp error is not documented); the row sum in the documented order (below); e / sum (Div; on Atlas
 inference 2002: 1 / sum then a Mul, TransDivToMulImpl); a half result is cast with CAST_ROUND on 2201
 (FLOAT2HALF_ROUND_MODE, v220) and CAST_NONE on 2002; half max / sum outputs likewise. Columns [k0, k) of dst
 get exp(x - max) / sum of the padding too (page: 补齐的数据会参与部分运算). Sum order (v220
@@ -58,6 +58,7 @@ import numpy as np
 from .. import checks, overflow
 from ..basic.reduction import tree_sum
 from ..basic.rounding import RoundMode, convert
+from ..basic.transcendental import rounded
 from ..dtypes import as_dtype
 from ..runtime import current
 from .tiling import BASIC_TILE, REPEAT_FLOATS, SoftmaxTiling, plain
@@ -108,7 +109,7 @@ def softmax_rows(x: np.ndarray, k0: int, arch: str, mode: str, basic: bool = Fal
         if _elementwise_max(k0):  # the fold passed through the Max instruction: an elementwise result
             mx = overflow.apply(mx, f32, mode)
         sub = overflow.apply((x - mx[:, None]).astype(f32), f32, mode)
-        e = overflow.apply(np.exp(sub.astype(np.float64)).astype(f32), f32, mode)
+        e = overflow.apply(rounded("exp", f32, sub), f32, mode)
         s = row_sum(e[:, :k0], mode, basic)
         if arch == "2002":  # TransDivToMulImpl: Duplicate 1, Div, Mul
             inv = overflow.apply((f32(1) / s).astype(f32), f32, mode)
@@ -148,13 +149,18 @@ def kernel_tiling(work_floats: int, m: int, k: int, m0: int, size1: int, blk: in
 
 
 def _check_given(core, op: str, t: dict, blk: int) -> None:
-    """A tiling the API uses as given (its src_m / src_k match the shape) must be self-consistent."""
+    """A tiling the API uses as given (its src_m / src_k match the shape) must be self-consistent in the fields
+    SoftMaxNDExtImpl reads (softmax_generic_nd_impl.h): split / reduce sizes and offsets of each chunk, range_m
+    and tail_m; the tail's sizes only when tail_m != 0 (the loop breaks before reading them otherwise);
+    src_size and out_max_* are not read by the ND kernel, so not checked."""
+    tail = t["tail_m"] != 0
     rules = [("split_m > 0", t["split_m"] > 0), ("split_k == src_k", t["split_k"] == t["src_k"]),
              ("split_size == split_m * split_k", t["split_size"] == t["split_m"] * t["split_k"]),
              ("reduce_k == 32 / sizeof(sum)", t["reduce_k"] == blk),
              ("reduce_size == split_m * reduce_k", t["reduce_size"] == t["split_m"] * blk),
              ("range_m * split_m + tail_m == src_m", t["range_m"] * t["split_m"] + t["tail_m"] == t["src_m"]),
-             ("tail_split_size == tail_m * split_k", t["tail_split_size"] == t["tail_m"] * t["split_k"])]
+             ("tail_split_size == tail_m * split_k", not tail or t["tail_split_size"] == t["tail_m"] * t["split_k"]),
+             ("tail_reduce_size == tail_m * reduce_k", not tail or t["tail_reduce_size"] == t["tail_m"] * blk)]
     bad = [name for name, ok in rules if not ok]
     if bad:
         raise core.error(op, f"tiling matches src's shape [{t['src_m']}, {t['src_k']}] so SoftMax uses it as given, "

@@ -13,7 +13,7 @@
   :mod:`.proposal` (sort32, sort, mrg_sort, get_sort_len / get_sort_offset).
 
 ``API`` maps each exported name to its object; ``fusekit.asc`` exports exactly these.
-How to add a family: ``/tmp/team/vector_framework.md``.
+How to add a family: ``docs/developer-guide.md``, "Adding a family".
 """
 
 from . import (deq, mask, vec_binary, vec_binary_scalar, vec_duplicate, vec_ternary_scalar, vec_unary,  # noqa: F401

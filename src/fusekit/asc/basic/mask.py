@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes
+from .. import corestate, dtypes
 from ..runtime import current
 from ..trace import Pipe
 
@@ -163,6 +163,7 @@ def set_vector_mask(*args, dtype, mode=MaskMode.NORMAL, length=None, mask_high=N
         raise core.error(op, f"set_vector_mask takes (length, dtype=, mode=) or (mask_high, mask_low, dtype=, mode=); "
                              f"got {len(args)} positional arguments")
     core.record(op, Pipe.S)
+    corestate.set_by(core, "mask")  # SetVectorMask.md: reset_mask() once done (corestate.OBLIGATIONS)
 
 
 def reset_mask() -> None:
@@ -171,6 +172,7 @@ def reset_mask() -> None:
     reg = register_of(core)
     reg.high = reg.low = FULL
     core.record("reset_mask", Pipe.S)
+    corestate.restored(core, "mask")
 
 
 def set_mask_count() -> None:
@@ -178,6 +180,7 @@ def set_mask_count() -> None:
     core = current("set_mask_count")
     register_of(core).mode = MaskMode.COUNTER
     core.record("set_mask_count", Pipe.S)
+    corestate.set_by(core, "mask_mode")  # SetMaskCount.md: set_mask_norm() once done (corestate.OBLIGATIONS)
 
 
 def set_mask_norm() -> None:
@@ -185,3 +188,4 @@ def set_mask_norm() -> None:
     core = current("set_mask_norm")
     register_of(core).mode = MaskMode.NORMAL
     core.record("set_mask_norm", Pipe.S)
+    corestate.restored(core, "mask_mode")

@@ -66,15 +66,15 @@ def _exact_minus(x: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def _to_float(x: np.ndarray, target: np.dtype, mode: RoundMode) -> np.ndarray:
-    nearest = x.astype(target)  # round to nearest even (one correctly rounded conversion)
+    near = dtypes.nearest(x, target)  # round to nearest even (one correctly rounded conversion)
     if mode in (RoundMode.CAST_NONE, RoundMode.CAST_RINT) or x.dtype.itemsize <= target.itemsize and x.dtype.kind == "f":
-        return nearest
+        return near
     with np.errstate(invalid="ignore"):
-        above = _exact_minus(x, nearest.astype(np.float64))      # > 0: x lies above the nearest value
+        above = _exact_minus(x, near.astype(np.float64))      # > 0: x lies above the nearest value
     inexact = (above != 0) & ~np.isnan(above)
     toward = np.where(above > 0, np.inf, -np.inf).astype(target)
-    other = np.nextafter(nearest, toward)  # the representable neighbour on x's side
-    negative = np.signbit(nearest)
+    other = np.nextafter(near, toward)  # the representable neighbour on x's side
+    negative = np.signbit(near)
     if mode is RoundMode.CAST_FLOOR:
         pick = inexact & (above < 0)
     elif mode is RoundMode.CAST_CEIL:
@@ -84,8 +84,8 @@ def _to_float(x: np.ndarray, target: np.dtype, mode: RoundMode) -> np.ndarray:
     elif mode is RoundMode.CAST_ROUND:  # a tie resolved to even that should go away from zero
         with np.errstate(invalid="ignore"):
             tie = inexact & (np.abs(above) == np.abs(_exact_minus(x, other.astype(np.float64))))
-        pick = tie & (np.abs(other.astype(np.float64)) > np.abs(nearest.astype(np.float64)))
+        pick = tie & (np.abs(other.astype(np.float64)) > np.abs(near.astype(np.float64)))
     else:  # CAST_ODD: inexact results take the candidate whose last significand bit is 1
-        bits = nearest.view(np.uint16 if target.itemsize == 2 else np.uint32)
+        bits = near.view(np.uint16 if target.itemsize == 2 else np.uint32)
         pick = inexact & (bits & 1 == 0)
-    return np.where(pick, other, nearest)
+    return np.where(pick, other, near)

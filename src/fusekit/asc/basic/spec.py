@@ -1,13 +1,13 @@
 """One :class:`Spec` per vector instruction, and the registry that the families fill.
 
-A spec holds an instruction's facts in one place (``/work/shared/docs/style.md`` recommendation 1):
+A spec holds an instruction's facts in one place (``docs/developer-guide.md``, "Design rules"):
 its pyasc name, its Ascend C name, its family, its pipe, the dtypes it accepts per NPU
 architecture (from the "数据类型" section of its AD-API page), its numpy semantics and its cost
 class. Execution (:mod:`.execute`), the SoC's dtype tables (:mod:`fusekit.soc`), ``asc.__all__``
 and the timing model read specs, never instruction names.
 
 To add an instruction: ``register(Spec(...))`` in its family file and bind the pyasc function
-(see ``/tmp/team/vector_framework.md``).
+(see ``docs/developer-guide.md``, "Adding an instruction").
 """
 
 from __future__ import annotations

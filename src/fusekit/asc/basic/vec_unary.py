@@ -2,9 +2,10 @@
 
 Call forms (AD-API 基础算术/Exp.md and siblings): ``op(dst, src, count)`` (pyasc's count form takes
 no is_set_mask), ``op(dst, src, mask: int | List[int], repeat_times, repeat_params: UnaryRepeatParams,
-is_set_mask=True)``. Results are rounded once to the dtype: sqrt like + - * /; exp and ln with
-numpy's float32 functions (the NPU's transcendental accuracy is not documented bit-exactly);
-rsqrt and reciprocal in float64, then rounded.
+is_set_mask=True)``. Results are rounded once to the dtype: sqrt like + - * /; exp and ln are
+the real function correctly rounded to the dtype, the same bits on every host
+(:mod:`.transcendental`; Exp.md / Ln.md document no accuracy: expect about one ulp against the
+device); rsqrt and reciprocal in float64, then rounded.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ..runtime import current
 from .execute import execute
 from .iteration import MISSING, UNARY_FORMS, bind, iteration
 from .spec import F16_F32, INT16, Spec, export, register, same_on_all
+from .transcendental import elementwise
 
 _PAGE = "AD-API Memory矢量计算/{}.md"
 
@@ -51,8 +53,8 @@ def _in_float64(fn):
     return lambda x: fn(x.astype(np.float64))
 
 
-exp = _unary(_spec("exp", "Exp", np.exp, same_on_all(F16_F32), "dst = exp(src)", "transcendental"))
-ln = _unary(_spec("ln", "Ln", np.log, same_on_all(F16_F32), "dst = ln(src)", "transcendental"))
+exp = _unary(_spec("exp", "Exp", elementwise("exp"), same_on_all(F16_F32), "dst = exp(src)", "transcendental"))
+ln = _unary(_spec("ln", "Ln", elementwise("log"), same_on_all(F16_F32), "dst = ln(src)", "transcendental"))
 sqrt = _unary(_spec("sqrt", "Sqrt", np.sqrt, same_on_all(F16_F32), "dst = sqrt(src)", "transcendental"))
 abs = _unary(_spec("abs", "Abs", np.abs, same_on_all(F16_F32), "dst = |src|"))  # noqa: A001
 relu = _unary(_spec("relu", "Relu", _relu, same_on_all({"float16", "float32", "int32"}), "dst = max(src, 0)"))
