@@ -25,7 +25,7 @@ from _common import arguments  # noqa: E402
 
 from fusekit.gen import catalogue as cat  # noqa: E402
 from fusekit.gen import perf  # noqa: E402
-from fusekit.gen.cli import inputs  # noqa: E402
+from fusekit.cli.generated import inputs  # noqa: E402
 from fusekit.gen.op import GeneratedOp  # noqa: E402
 from fusekit.timing import predict  # noqa: E402
 

@@ -13,10 +13,10 @@ import pytest
 
 import fusekit
 from fusekit import tiling
-from fusekit.bridge import PyascMissing
-from fusekit.emit import EMITTABLE, emit
-from fusekit.npu import BackendUnavailable, missing
-from fusekit.opdef import load_op_info
+from fusekit.pyasc.bridge import PyascMissing
+from fusekit.pyasc.emit import EMITTABLE, emit
+from fusekit.pyasc.npu import BackendUnavailable, missing
+from fusekit.pyasc.opdef import load_op_info
 from fusekit.ops.fused_add_scale import OP
 
 HAVE_PYASC = importlib.util.find_spec("asc") is not None
@@ -109,7 +109,7 @@ def test_emit_without_pyasc_names_the_install_command(monkeypatch):
 
 @needs_pyasc
 def test_custom_operator_project_matches_the_prototype_and_the_tiling(tmp_path):
-    from fusekit.project import write_project
+    from fusekit.pyasc.project import write_project
 
     files = write_project("fused_add_scale", tmp_path)
     names = {str(f.relative_to(tmp_path)) for f in files}
@@ -188,3 +188,16 @@ def test_a_tutorial_style_kernel_with_host_modules_and_hand_placed_tensors():
     assert report.ok, report.to_text()
     assert "asc" not in sys.modules or sys.modules["asc"] is not fusekit.asc  # nothing leaks out of the rebinding
     assert "asc.runtime.config" not in sys.modules or HAVE_PYASC
+
+
+def test_a_simulated_run_sees_no_submodule_of_an_imported_real_pyasc():
+    """Inside bridge.rebound(fusekit.asc) an already imported real pyasc submodule is hidden (and restored after)."""
+    pytest.importorskip("asc.runtime.launcher")  # real pyasc, imported before the rebinding
+    from fusekit import asc as simulated
+    from fusekit.pyasc import bridge
+
+    real = sys.modules["asc.runtime.launcher"]
+    with bridge.rebound(simulated):
+        with pytest.raises(ImportError):
+            __import__("asc.runtime.launcher")
+    assert sys.modules["asc.runtime.launcher"] is real

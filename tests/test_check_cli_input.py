@@ -5,9 +5,8 @@ import sys
 
 import pytest
 
-from fusekit import cli
-from fusekit.bridge import PyascMissing, require_pyasc
-from fusekit.cli import main
+from fusekit.cli import main, shipped
+from fusekit.pyasc.bridge import PyascMissing, require_pyasc
 
 KERNEL = '''
 from fusekit import asc
@@ -157,8 +156,8 @@ class Bars:
 
 def test_run_shows_progress_of_verification_and_the_whole_time(capsys, monkeypatch):
     Bars.made = []
-    monkeypatch.setattr(cli, "tqdm", Bars)
-    monkeypatch.setattr(cli, "PROGRESS_ELEMENTS", 1000)  # "large" from 1000 elements for the test
+    monkeypatch.setattr(shipped, "tqdm", Bars)
+    monkeypatch.setattr(shipped, "PROGRESS_ELEMENTS", 1000)  # "large" from 1000 elements for the test
     assert main(["run", "fused_add_scale", "--size", "3000"]) == 0
     out = capsys.readouterr().out
     bars = {bar.desc: bar for bar in Bars.made}
@@ -175,7 +174,7 @@ def test_run_shows_progress_of_verification_and_the_whole_time(capsys, monkeypat
 
 def test_small_runs_show_no_bars(capsys, monkeypatch):
     Bars.made = []
-    monkeypatch.setattr(cli, "tqdm", Bars)
+    monkeypatch.setattr(shipped, "tqdm", Bars)
     assert main(["run", "fused_add_scale", "--size", "3000"]) == 0
     assert all(bar.disable is True for bar in Bars.made) and Bars.made
 

@@ -10,7 +10,7 @@ import pytest
 
 from fusekit import asc
 from fusekit.asc import names
-from fusekit.bridge import PyascMissing, require_pyasc
+from fusekit.pyasc.bridge import PyascMissing, require_pyasc
 
 
 def test_the_shipped_list_is_pyasc_1_1_1s():

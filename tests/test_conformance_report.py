@@ -19,8 +19,9 @@ import textwrap
 
 import pytest
 
-from fusekit import asc, bridge, conformance
+from fusekit import asc
 from fusekit.asc.runtime import KernelError
+from fusekit.pyasc import bridge, conformance
 
 _KERNEL = '''
 import numpy as np
@@ -245,3 +246,139 @@ def test_a_session_stopped_early_leaves_not_run_rows_and_fails(tmp_path):
     out = _plugin("-x", path, cwd=tmp_path)
     assert "not run" in _row(out.stdout, "test_second") and out.returncode == 1
     assert conformance.exit_status([conformance.Row("f", "t", "not run")]) == 1
+
+
+def test_the_cli_does_not_take_the_addopts_of_the_users_pytest_configuration(tmp_path):
+    """A pytest.ini with ``addopts = -q`` (fusekit's own pyproject.toml has one) and $PYTEST_ADDOPTS do not
+    reach the runner's session: its options are its own (README), so the table is printed, exit 0."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -q -rA --strict-config\n")
+    _write(tmp_path, "test_plain.py", '''
+        def test_pass():
+            x, y = copy()
+            assert (y == x).all()
+    ''')
+    env = {**{k: v for k, v in os.environ.items() if k != conformance.CHECKOUT_ENV}, "PYTEST_ADDOPTS": "-v --tb=long"}
+    out = subprocess.run([sys.executable, "-m", "fusekit.cli", "conformance", str(tmp_path)], capture_output=True,
+                         text=True, timeout=300, env=env, cwd=tmp_path)
+    assert "unrecognized arguments" not in out.stderr, out.stderr
+    assert "passed" in _row(out.stdout, "test_pass") and out.returncode == 0, (out.stdout, out.stderr)
+    assert " PASSED" not in out.stdout and "short test summary" not in out.stdout  # -v / -rA would print these
+
+
+def test_pytests_own_report_says_what_the_table_says(tmp_path):
+    """Under ``pytest -p fusekit.pyasc_plugin`` a row that is no fusekit failure (sample defect, unsupported,
+    cube unit; at collection too) is a skip with the row's reason in pytest's summary and in junit, with no
+    traceback; a wrong result stays a failure. So pytest's counts and the table's agree."""
+    _write(tmp_path, "test_rows.py", '''
+        def test_pass():
+            x, y = copy()
+            assert (y == x).all()
+
+        def test_wrong():
+            x, y = copy()
+            assert (y == x + 1).all(), "y is not x + 1"
+
+        def test_overlap():
+            copy(overlap=1)
+
+        def test_newer_api():
+            asc.adv.swiglu
+
+        def test_cube_call():
+            asc.mmad(None, None, None, None)
+    ''')
+    (tmp_path / "test_host_import.py").write_text("from asc.lib.runtime import NoSuchHostValue\n")
+    junit = tmp_path / "junit.xml"
+    out = _plugin("-rs", f"--junitxml={junit}", tmp_path, cwd=tmp_path)
+    summary = out.stdout.strip().splitlines()[-1]
+    assert re.search(r"\b1 failed, 1 passed, 4 skipped\b", summary) and "error" not in summary, out.stdout[-3000:]
+    assert "partially overlaps" not in out.stdout.split("fusekit conformance: pyasc's tests")[0]  # no traceback
+    skips = [line for line in out.stdout.splitlines() if line.startswith("SKIPPED")]
+    for result in ("sample defect: partial-overlap", "unsupported: asc.adv.swiglu", "not simulated (cube unit)",
+                   "unsupported: asc.lib.runtime.NoSuchHostValue"):
+        assert any(result in line for line in skips), (result, skips)
+    import xml.etree.ElementTree as ET
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert (suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("1", "0", "4"), suite.attrib
+    assert out.returncode == 1  # the wrong result
+
+
+def test_a_cube_unit_call_is_not_simulated_cube_unit_and_aipp_is_out_of_scope():
+    """README: cube use is ``not simulated (cube unit)``, whether found in the test's code or by the call it makes
+    (asc.mmad, asc.load_data, ...: every name fusekit.asc.coverage gives the cube-unit reason); AIPP stays
+    ``out of scope``."""
+    from fusekit.asc import coverage, names
+
+    cube = [n for n in names.not_simulated() if coverage.reason(n) == f"out of scope: {coverage.CUBE}"]
+    aipp = [n for n in names.not_simulated() if coverage.reason(n) == f"out of scope: {coverage.AIPP}"]
+    assert "mmad" in cube and "load_data" in cube and aipp
+    for name in cube:
+        result, reason = conformance.explain(_raised(lambda: getattr(__import__("asc"), name)))
+        assert (result, reason) == ("not simulated (cube unit)", f"uses asc.{name} (cube unit)"), name
+    for name in aipp:
+        assert conformance.explain(_raised(lambda: getattr(__import__("asc"), name)))[0] == "out of scope", name
+
+
+def test_reasons_say_whether_pyasc_has_a_module_or_host_value():
+    """A missing module or host value is named with whether pyasc 1.1.1 has it (its module tree,
+    pyasc_modules.json): asc.runtime.launcher and asc.lib.runtime.CoreType it has, NoSuchHostValue not."""
+    assert conformance.in_pyasc("asc.runtime.launcher") and conformance.in_pyasc("asc.lib.runtime.CoreType")
+    assert conformance.in_pyasc("asc.language.fwk") and conformance.in_pyasc("asc.codegen")
+    assert conformance.in_pyasc("asc.lib.runtime.NoSuchHostValue") is False
+    assert conformance.in_pyasc("asc.runtime.no_such_module") is False
+
+    def launcher():
+        __import__("asc.runtime.launcher")
+
+    def core_type():
+        exec("from asc.lib.runtime.support import NoSuchEnum", {})
+
+    result, reason = conformance.explain(_raised(launcher))
+    assert result == "unsupported" and reason.startswith("pyasc 1.1.1 has asc.runtime.launcher"), reason
+    result, reason = conformance.explain(_raised(core_type))
+    assert result == "unsupported" and reason.startswith("asc.lib.runtime.support.NoSuchEnum: not in pyasc 1.1.1")
+
+
+def test_the_stored_module_list_is_pyasc_1_1_1s():
+    """pyasc_modules.json is what module_tree reads from pyasc 1.1.1's files (CI's pyasc job has it installed)."""
+    import importlib.metadata
+    import importlib.util
+    import json
+
+    data = json.loads(conformance.PYASC_MODULES_FILE.read_text())
+    assert data["source"].startswith("pyasc 1.1.1:") and "asc.runtime.launcher" in data["modules"]
+    try:
+        version = importlib.metadata.version("pyasc")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("pyasc is not installed")
+    if version != "1.1.1":
+        pytest.skip(f"pyasc {version} is installed, the list is 1.1.1's")
+    spec = importlib.util.find_spec("asc")
+    assert conformance.module_tree(list(spec.submodule_search_locations)[0]) == data["modules"]
+
+
+def test_rows_are_the_same_every_run(tmp_path):
+    """Each test's numpy, random and torch draws are seeded from its id: two runs give the same rows (and two
+    tests different draws)."""
+    _write(tmp_path, "test_draws.py", '''
+        import random
+
+        def draws():
+            text = f"{np.random.rand():.17g} {random.random():.17g}"
+            try:
+                import torch
+                text += f" {torch.rand(1).item():.17g}"
+            except ModuleNotFoundError:
+                pass
+            return text
+
+        def test_one():
+            assert False, draws()
+
+        def test_two():
+            assert False, draws()
+    ''')
+    first, second = _cli(tmp_path), _cli(tmp_path)
+    rows = [[_row(out.stdout, t) for t in ("test_one", "test_two")] for out in (first, second)]
+    assert rows[0] == rows[1], rows
+    assert rows[0][0].split("wrong result:")[1] != rows[0][1].split("wrong result:")[1]

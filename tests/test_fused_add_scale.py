@@ -139,7 +139,7 @@ def test_bad_input_gets_a_clear_error(call, error, match):
 
 
 def test_prototype_kernel_name_typo_is_caught_with_a_suggestion():
-    with pytest.raises(fusekit.opdef.OpDefError, match="Did you mean 'fused_add_scale'"):
+    with pytest.raises(fusekit.pyasc.opdef.OpDefError, match="Did you mean 'fused_add_scale'"):
         fas.OP.check_kernel_name("fused_add_scala")
     fas.OP.check_kernel_name("fused_add_scale")
     fas.OP.check_kernel_name("FusedAddScale")

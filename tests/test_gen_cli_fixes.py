@@ -1,5 +1,5 @@
 """`fusekit run|profile|tune|emit OP` for generated operators: the faults a fresh-venv tester found, each fixed as a
-class (fusekit.gen.cli).
+class (fusekit.cli.generated).
 
 1. native float16's distance to exact is information, but an invalid output (NaN or inf where the exact result is
    finite) fails, as the README's rule for FusedAddScale says;
@@ -8,7 +8,7 @@ class (fusekit.gen.cli).
 4. the attribute values a run used are printed, a required one not given being 1.0;
 5. a dtype the operator does not take is named with the operator's own dtypes.
 
-Expected values come from the README's rules, the documented random inputs (fusekit.gen.cli's module doc) and numpy
+Expected values come from the README's rules, the documented random inputs (fusekit.cli.generated's module doc) and numpy
 models written here, never from the command's output.
 """
 
@@ -17,7 +17,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from fusekit.gen.cli import is_generated
+from fusekit.cli.generated import is_generated
 
 
 from test_gen_tester_fixes import cli, one_line  # the shared CLI runner

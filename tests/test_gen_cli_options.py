@@ -1,6 +1,6 @@
 """`fusekit run OP` options of generated operators: --input, -o, --seed, --buffer-num, --tile-length, --overflow.
 
-Expected values come from numpy (written here), from the documented random inputs (fusekit.gen.cli's
+Expected values come from numpy (written here), from the documented random inputs (fusekit.cli.generated's
 module doc) and from the operator's own `hardware` model called in Python on the same arrays, never from
 the command's output.
 """

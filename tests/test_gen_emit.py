@@ -9,12 +9,12 @@ import sys
 
 import pytest
 
-from fusekit.bridge import PyascMissing
+from fusekit.pyasc.bridge import PyascMissing
 from fusekit.cli import main as cli_main
-from fusekit.emit import EMITTABLE
+from fusekit.pyasc.emit import EMITTABLE
 from fusekit.gen import catalogue as cat
 from fusekit.gen import project
-from fusekit.opdef import load_op_info
+from fusekit.pyasc.opdef import load_op_info
 
 HAVE_PYASC = importlib.util.find_spec("asc") is not None
 needs_pyasc = pytest.mark.skipif(not HAVE_PYASC, reason="pyasc is not installed (pip install 'fusekit[pyasc]')")
@@ -39,7 +39,7 @@ def test_every_catalogue_kernel_emits_ascend_c(tmp_path, monkeypatch, name, dtyp
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("PYASC_CACHE_DIR", str(tmp_path / "cache"))
     op = cat.get(name)
-    precision = "native" if project._native(op, dtype) else "fp32"
+    precision = "native" if project.native(op, dtype) else "fp32"
     result = project.emit(op, dtype, precision, out_dir=tmp_path / "out")
     var, _, kwargs, _ = project.launch_of(op, dtype, precision)
     gm = var.program.gm_dtypes
@@ -80,7 +80,7 @@ def test_every_catalogue_op_becomes_a_cann_project(tmp_path, monkeypatch, name):
         "build.sh", "README.md"}
     assert os.access(root / "build.sh", os.X_OK)
     kept = [d for d in op.dtypes if d in EMITTABLE]
-    proto = load_op_info(root / "op_info.json")  # msopgen's rules (fusekit.opdef)
+    proto = load_op_info(root / "op_info.json")  # msopgen's rules (fusekit.pyasc.opdef)
     assert proto.op_type == op.op_type
     assert [t.name for t in proto.inputs] == [n.name for n in op.graph.inputs]
     assert [t.name for t in proto.outputs] == list(op.graph.output_names)
@@ -120,7 +120,7 @@ def test_every_catalogue_op_becomes_a_cann_project(tmp_path, monkeypatch, name):
 
 
 def test_op_info_is_valid_for_msopgen(tmp_path):
-    """Optional attributes carry their default (msopgen needs one; fusekit.opdef checks it)."""
+    """Optional attributes carry their default (msopgen needs one; fusekit.pyasc.opdef checks it)."""
     for op in cat.CATALOGUE.values():
         path = tmp_path / f"{op.name}.json"
         path.write_text(json.dumps(op.op_info()))

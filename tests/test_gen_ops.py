@@ -242,7 +242,7 @@ ROW_OPS = {"add_rms_norm", "layer_norm", "scaled_masked_softmax", "bias_gelu", "
 
 @pytest.mark.parametrize("name", list(cat.CATALOGUE))
 def test_every_catalogue_op_beats_its_unfused_chain_at_2_20(name):
-    from fusekit.gen.cli import inputs as random_inputs
+    from fusekit.cli.generated import inputs as random_inputs
 
     op = cat.get(name)
     dtype = "float32" if name.startswith("dequantize") else "float16"

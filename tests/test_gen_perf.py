@@ -7,7 +7,7 @@ import pytest
 from fusekit.cli import main as cli_main
 from fusekit.gen import catalogue as cat
 from fusekit.gen import perf
-from fusekit.gen.cli import inputs
+from fusekit.cli.generated import inputs
 from fusekit.gen.lower import natural_dtypes
 from fusekit.gen.tune import tune
 

@@ -234,3 +234,63 @@ def test_a_local_tensor_auto_set_stands_after_its_producer():
     races = [sorted((f.kind, f.pipes, f.tensor) for f in r.findings if f.tool == "racecheck") for r in reports]
     assert races[0] == races[1] and len(races[0]) == 1 and races[0][0][:2] == ("RAW", ("MTE2", "V"))
     assert races[0][0][2].startswith("UB@256")  # b, not the auto tensor
+
+
+@asc.jit
+def auto_tile_kernel(x: asc.GlobalAddress, y: asc.GlobalAddress, HAND: asc.ConstExpr[bool]):
+    """Per tile: copy a in, read a[0] on S, c = a * a[0] on V, copy c out. Built with LocalTensorAuto (not HAND), or
+    with plain tensors and, by hand, exactly the pairs fusekit inserts, placed where pyasc's InsertSync.cpp places
+    them: each set right after its producer (the enque after the writer), each wait right before its consumer."""
+    x_gm = asc.GlobalTensor()
+    x_gm.set_global_buffer(x, 64)
+    y_gm = asc.GlobalTensor()
+    y_gm.set_global_buffer(y, 64)
+    for i in range(TILES):
+        if HAND:
+            a = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, 16)
+            c = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 256, 16)
+        else:
+            a = asc.LocalTensorAuto(asc.float32, 16)
+            c = asc.LocalTensorAuto(asc.float32, 16)
+        if HAND and i > 0:
+            asc.wait_flag(E.S_MTE2, 0)
+            asc.wait_flag(E.V_MTE2, 0)
+        asc.data_copy(a, x_gm[i * 16:], 16)
+        if HAND:
+            asc.set_flag(E.MTE2_S, 0)
+            asc.set_flag(E.MTE2_V, 0)
+            asc.wait_flag(E.MTE2_S, 0)
+        s = a.get_value(0)
+        if HAND:
+            if i < TILES - 1:
+                asc.set_flag(E.S_MTE2, 0)
+            asc.wait_flag(E.MTE2_V, 0)
+            if i > 0:
+                asc.wait_flag(E.MTE3_V, 0)
+        asc.muls(c, a, s, 16)
+        if HAND:
+            asc.set_flag(E.V_MTE3, 0)
+            if i < TILES - 1:
+                asc.set_flag(E.V_MTE2, 0)
+            asc.wait_flag(E.V_MTE3, 0)
+        asc.data_copy(y_gm[i * 16:], c, 16)
+        if HAND and i < TILES - 1:
+            asc.set_flag(E.MTE3_V, 0)
+
+
+def test_a_local_tensor_auto_pair_costs_what_the_pair_written_at_pyasc_places_costs():
+    """The timing model issues a LocalTensorAuto set in the slot right after its producer (pyasc's enque), not in
+    the slot before its consumer where the Trace records it: the auto kernel's schedule is the hand kernel's."""
+    auto, hand = _run(auto_tile_kernel)
+    _same(auto, hand, findings=[])
+
+
+def test_local_tensor_auto_pairs_are_not_pruned():
+    """pyasc's InsertSync.cpp is a fixed scheme (an enque/deque after every write, a pair around every scalar
+    access), so a pair that adds no ordering is still emitted and costs its slots: the MTE2_V pair after the MTE2_S
+    stall and the S_MTE2 pair after the get_value stay."""
+    from fusekit.asc import autosync
+    trace = auto_tile_kernel[1](np.arange(64, dtype=np.float32), np.zeros(64, np.float32), False).trace
+    waits = [i.sync.event[1] for i in trace.cores[0] if autosync.is_auto(i) and i.sync.kind.value == "wait"]
+    assert waits[:3] == ["MTE2_S", "MTE2_V", "V_MTE3"]
+    assert waits[3:5] == ["S_MTE2", "V_MTE2"]

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from fusekit.opdef import OpDefError, load_op_info, snake_case
+from fusekit.pyasc.opdef import OpDefError, load_op_info, snake_case
 from fusekit.ops.fused_add_scale import OP
 
 

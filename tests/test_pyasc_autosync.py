@@ -134,3 +134,87 @@ def test_report_prints_each_inserted_sync_with_its_two_lines():
     assert "automatic syncs inserted (LocalTensorAuto):" in text
     load = next(line for line in text.splitlines() if "MTE2_V" in line and "<load-x>" in line)
     assert "<add>" in load.split("-> before")[1]  # the load's line, then the add's line
+
+
+# -- issue 18 A follow-up: one buffer per traced call (pyasc: one local_tensor_auto op per traced call) --
+# pyasc's tracer (codegen/function_visitor.py) visits a range / asc.range body once (one scf.for: its ops are
+# hoisted and reused, HoistUBAllocation.cpp), unrolls asc.static_range, runs plain Python helpers as Python and
+# inlines @asc.jit helpers per call (runtime/compiler.py add_inliner); MaterializeTensor.cpp gives each op its own
+# TBuf / TQue. So two calls on one line, two helper calls, two iterations of a helper's Python loop or of a
+# static_range are two buffers; the iterations of a traced loop share theirs.
+
+def _make():
+    return asc.LocalTensorAuto(asc.float32, 8)
+
+
+def _make_two():
+    out = []
+    for _ in range(2):  # plain Python: unrolled when pyasc traces the helper
+        out.append(asc.LocalTensorAuto(asc.float32, 8))
+    return out
+
+
+@asc.jit
+def _jit_make():
+    return asc.LocalTensorAuto(asc.float32, 8)
+
+
+@asc.jit
+def two_inputs(x: asc.GlobalAddress, y: asc.GlobalAddress, MODE: asc.ConstExpr[str]):
+    """y = x[:8] + x[8:16], the two halves in two auto tensors made as MODE says, three times (a traced loop)."""
+    xg, yg = asc.GlobalTensor(), asc.GlobalTensor()
+    xg.set_global_buffer(x, 16)
+    yg.set_global_buffer(y, 8)
+    for _ in range(3):
+        if MODE == "one line":
+            a, b = asc.LocalTensorAuto(asc.float32, 8), asc.LocalTensorAuto(asc.float32, 8)
+        elif MODE == "helper":
+            a = _make()
+            b = _make()
+        elif MODE == "helper loop":
+            a, b = _make_two()
+        elif MODE == "jit helper":
+            a = _jit_make()
+            b = _jit_make()
+        else:
+            made = []
+            for _ in asc.static_range(2):
+                made.append(asc.LocalTensorAuto(asc.float32, 8))
+            a, b = made
+        asc.data_copy(a, xg, 8)
+        asc.data_copy(b, xg[8:], 8)
+        c = asc.LocalTensorAuto(asc.float32, 8)
+        asc.add(c, a, b, 8)
+        asc.data_copy(yg, c, 8)
+
+
+@pytest.mark.parametrize("mode", ["one line", "helper", "helper loop", "jit helper", "static_range"])
+def test_each_traced_call_is_its_own_buffer(mode):
+    x = np.arange(16, dtype=np.float32)
+    y = np.zeros(8, np.float32)
+    trace = two_inputs[1](x, y, mode).trace
+    np.testing.assert_array_equal(y, x[:8] + x[8:])  # aliased, b's copy overwrote a: y = 2 * x[8:]
+    ub = sorted({acc.start for instr in trace.cores[0] for acc in instr.writes if acc.mem.name == "UB"})
+    assert len(ub) == 3, ub  # a, b, c: the loop's three iterations reuse them
+    report = sanitize(two_inputs, outputs=["y"])[1](x, np.zeros(8, np.float32), mode)
+    assert report.ok, report.to_text()  # no WAW MTE2 -> MTE2 between a's and b's copies
+
+
+def test_static_range_exhausting_ub_is_a_kernel_error_naming_the_call():
+    @asc.jit
+    def many(x: asc.GlobalAddress):
+        for _ in asc.static_range(256):  # 256 allocations of 1 KiB: more than the 192 KiB of UB
+            asc.LocalTensorAuto(asc.float32, 256)
+
+    with pytest.raises(asc.KernelError, match=r"auto@test_pyasc_autosync.py:\d+#\d+ needs 1024 B of UB") as err:
+        many[1](np.zeros(8, np.float32))
+    assert err.value.kind == "ub-overflow"
+
+
+def test_a_traced_loop_reuses_its_buffer():
+    @asc.jit
+    def looped(x: asc.GlobalAddress):
+        for _ in range(256):  # one op, hoisted: one buffer
+            asc.LocalTensorAuto(asc.float32, 256)
+
+    looped[1](np.zeros(8, np.float32))

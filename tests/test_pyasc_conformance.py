@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from fusekit import conformance
+from fusekit.pyasc import conformance
 
 ROOT = conformance.find_checkout()
 pytestmark = pytest.mark.skipif(ROOT is None, reason="no pyasc checkout (set FUSEKIT_PYASC_CHECKOUT)")

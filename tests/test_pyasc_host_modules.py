@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fusekit import asc, bridge
+from fusekit import asc
+from fusekit.pyasc import bridge
 
 KERNELS = Path(__file__).parent / "pyasc_kernels" / "newer_spellings.py"
 
@@ -72,10 +73,37 @@ def test_device_info_refuses_what_it_cannot_answer(rebound):
         rt.device_info(M.RT_MODULE_TYPE_AICPU, I.INFO_TYPE_CORE_NUM)
     with pytest.raises(ValueError, match="one device"):
         rt.device_info(M.RT_MODULE_TYPE_AICORE, I.INFO_TYPE_CORE_NUM, 3)
-    config.set_platform(config.Backend.Model, "Ascend910_9392")
+    config.set_platform(config.Backend.Model, "Ascend910_9392", check=False)  # recorded unchecked, as pyasc does
     try:
         with pytest.raises(ValueError, match="no SoC data for platform Ascend910_9392"):
             rt.device_info(M.RT_MODULE_TYPE_VECTOR_CORE, I.INFO_TYPE_CORE_NUM)
+    finally:
+        config.set_platform(config.Backend.Model)
+
+
+@pytest.mark.parametrize("platform", ["Ascend910B2C", "Ascend910B4-1", "Ascend910_9362", "Ascend910_9392"])
+def test_set_platform_refuses_a_platform_the_simulator_has_no_soc_data_for(rebound, platform):
+    """pyasc's set_platform(check=True) raises RuntimeError when the chosen SoC's runtime is not available
+    (pyasc config.py); the runtime here is the simulator, so every pyasc Platform without fusekit SoC data
+    (fusekit.soc.SOCS) is refused there, naming those it has, and the earlier choice stays. Platforms with SoC
+    data are accepted and answered (test_device_info_gives_the_simulated_socs_core_counts)."""
+    import asc.lib.runtime as rt
+    import asc.runtime.config as config
+    from asc.lib.runtime.support import DeviceInfoType as I, DeviceModuleType as M
+
+    from fusekit.soc import SOCS
+    config.set_platform(config.Backend.Model, "Ascend910B3")
+    try:
+        with pytest.raises(RuntimeError, match=f"no SoC data for {platform}.*Ascend910B1, Ascend910B2, Ascend910B3"):
+            config.set_platform(config.Backend.Model, platform)
+        assert rt.device_info(M.RT_MODULE_TYPE_VECTOR_CORE, I.INFO_TYPE_CORE_NUM) == SOCS["Ascend910B3"].vector_cores
+        for known in config.Platform:  # every platform set_platform accepts is one device_info answers for
+            try:
+                config.set_platform(config.Backend.Model, known)
+            except RuntimeError:
+                assert known.value not in SOCS
+                continue
+            assert rt.device_info(M.RT_MODULE_TYPE_AICORE, I.INFO_TYPE_CORE_NUM) == SOCS[known.value].vector_cores // 2
     finally:
         config.set_platform(config.Backend.Model)
 

@@ -12,7 +12,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from fusekit import asc, bridge
+from fusekit import asc
+from fusekit.pyasc import bridge
 
 KERNEL = textwrap.dedent('''
     import asc

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from fusekit import asc as fusekit_asc
-from fusekit.bridge import PyascMissing, require_pyasc
+from fusekit.pyasc.bridge import PyascMissing, require_pyasc
 
 # pyasc forms fusekit refuses on purpose, with the reason (the rest must match)
 OUT_OF_SCOPE = {

@@ -15,8 +15,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from fusekit import asc, conformance
+from fusekit import asc
 from fusekit.asc.runtime import KernelError
+from fusekit.pyasc import conformance
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 from vector_harness import run  # noqa: E402

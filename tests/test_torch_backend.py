@@ -24,10 +24,10 @@ from fusekit.verify import compare, tolerance  # noqa: E402
 F = torch.nn.functional
 
 
-def close(actual, expected, loss=None):
+def close(actual, expected, loss=None, scale=None):
     """fusekit.verify's criterion (the samples' rule) between a compiled and an eager tensor."""
     a, e = to_numpy(actual.detach().contiguous()), to_numpy(expected.detach().contiguous())
-    c = compare(a, e, reference="eager", loss=loss or tolerance(a.dtype))
+    c = compare(a, e, reference="eager", loss=loss or tolerance(a.dtype), scale=scale)
     assert c.passed, c.summary()
 
 
@@ -154,10 +154,13 @@ def test_pointwise_vocabulary_forward_and_backward(name):
             assert torch.equal(a, b)
             continue
         close(a, b, loss)
-        for ga, gb in zip(torch.autograd.grad(a.sum(), (x, y), allow_unused=True),
-                          torch.autograd.grad(b.sum(), (x, y), allow_unused=True)):
+        # a random cotangent: with sum()'s ones, layer_norm's (and softmax's) exact gradient is 0 and both sides
+        # are rounding noise, which fusekit.verify's magnitude-scaled bound rightly refuses to call equal
+        w = torch.randn(b.shape, generator=torch.Generator().manual_seed(7)).to(b.dtype)
+        for ga, gb in zip(torch.autograd.grad((a * w).sum(), (x, y), allow_unused=True),
+                          torch.autograd.grad((b * w).sum(), (x, y), allow_unused=True)):
             if gb is not None:
-                close(ga, gb)
+                close(ga, gb, loss)  # float16_chain's backward rounds through float16 as its forward does
     groups = compiled.fusekit_report.groups
     assert groups and all(g.fused for g in groups), [(g.ops, g.reason) for g in groups if not g.fused]
 
@@ -317,8 +320,11 @@ def _train_and_compare(layer, x0, forward):
         return [y, x.grad] + [p.grad.clone() for p in owner.parameters()]
     got, want = run(compiled, layer, x0), run(layer, layer, x0)
     if x0.dtype == torch.float32:
+        # a gradient that is 0 in exact arithmetic (a key bias under softmax) is rounding noise on both sides:
+        # judge every tensor at the scale of the largest one the backward pass computed
+        scale = max(w.detach().abs().max().item() for w in want)
         for g, w in zip(got, want):
-            close(g, w)
+            close(g, w, scale=scale)
     else:
         wide = copy.deepcopy(layer).to(torch.float64)
         truth = run(wide, wide, x0.to(torch.float64))

@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 fusekit_torch = pytest.importorskip("fusekit.torch")
 
-from fusekit.bridge import PyascMissing, require_pyasc  # noqa: E402
+from fusekit.pyasc.bridge import PyascMissing, require_pyasc  # noqa: E402
 
 
 def test_the_report_links_each_groups_kernel_and_cann_project(tmp_path):

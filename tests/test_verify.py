@@ -70,11 +70,25 @@ def test_comparison_counts_mismatches_under_the_samples_rule():
     assert "FAIL" in c.summary() and "first at index [1]" in c.summary()
 
 
-def test_comparison_small_absolute_errors_pass():
+def test_comparison_small_absolute_errors_pass_beside_data_of_order_one():
+    """The samples' rule where the reference reaches 1: an absolute error below loss passes, however large
+    relative to a tiny element (atol = loss * min(1, max |expected|) = loss here)."""
     expected = np.full(10_000, 1e-5, np.float16)
-    actual = expected + np.float16(5e-4)  # relative error huge, absolute error below 1e-3
+    expected[::100] = 1.0  # data of order one, as the samples' inputs
+    actual = expected.copy()
+    actual[expected != 1] += np.float16(5e-4)  # relative error huge, absolute error below 1e-3
     c = compare(actual, expected)
-    assert c.mismatches == 0 and c.passed
+    assert c.mismatches == 0 and c.passed and c.atol == 1e-3
+
+
+def test_comparison_absolute_bound_scales_with_a_reference_below_one():
+    """The same errors on a reference that is tiny everywhere are 50 times the answer: they fail (the samples'
+    absolute bound 1e-3 would pass any output below it)."""
+    expected = np.full(10_000, 1e-5, np.float16)
+    c = compare(expected + np.float16(5e-4), expected)
+    assert not c.passed and c.mismatches == 10_000
+    assert c.atol == pytest.approx(1e-3 * float(np.float16(1e-5)))
+    assert "absolute error beyond" in c.reason()
 
 
 def test_comparison_allows_a_thousandth_of_mismatches_for_float16():

@@ -2,7 +2,7 @@
 
 from fusekit import asc
 from fusekit.asc import KernelError
-from fusekit.bridge import simulate
+from fusekit.pyasc.bridge import simulate
 from fusekit.ops.fused_add_scale import fused_add_scale
 from fusekit.sanitizer import sanitize
 from fusekit.timing import profile

@@ -48,21 +48,18 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
-import sys
 import textwrap
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from fusekit import tiling
-from fusekit import asc as fusekit_asc
 from fusekit.asc import dtypes
 from fusekit.asc.runtime import KernelFunction, annotation_text
 from fusekit.asc.trace import Mem
-from fusekit.bridge import load_rebound
-from fusekit.opdef import OpDefError, load_op_info
+from fusekit.pyasc.kernel_file import (KernelFileError, check_names, is_gm, load_module, op_info_beside, pick_kernel,
+                                       user_frame)
 from fusekit.sanitizer import Finding, Report, sanitize
 
 DEFAULT_SIZES = (0, 1, 17, 4096, 65539)  # zero, tiny, unaligned tiny, aligned, unaligned past a tile
@@ -70,11 +67,10 @@ OUTPUT_NAMES = {"y", "z", "out", "output", "dst", "result"}
 LENGTH_NAMES = {"n", "totallength", "length", "size", "total"}
 DEFAULT_ATTR = 1.5
 LAUNCH_HOOK = "check_launch"
-_FUSEKIT = str(Path(__file__).resolve().parent)
 
-
-class CheckError(ValueError):
-    """The file, kernel or arguments cannot be checked (a user mistake, one readable line)."""
+# The file, kernel or arguments cannot be checked (a user mistake, one readable line): one error whether
+# loading the file (fusekit.pyasc.kernel_file, shared with `fusekit emit FILE:KERNEL`) or sweeping it failed
+CheckError = KernelFileError
 
 
 @dataclass
@@ -149,15 +145,15 @@ def check_file(path: "str | Path", *, kernel: str | None = None, sizes=DEFAULT_S
 
 
 def _prepare(path: Path, kernel: str | None, dtype: str | None, outputs, args: dict) -> _Kernel:
-    module = _load(path)
-    found = _op_info(path)
-    fn, op = _pick_kernel(module, kernel, found, path)
+    module = load_module(path)
+    found = op_info_beside(path)
+    fn, op = pick_kernel(module, kernel, found, path)
     notes = [] if op is found else [f"{found.source} describes {found.op_type} (kernel {found.kernel_name}), not "
                                     f"{fn.fn.__name__}: its outputs, dtypes and attributes were not used"]
     dtype = dtypes.as_dtype(dtype or (op.dtypes[0] if op else "float16"))
     params = dict(inspect.signature(fn.fn).parameters)
-    gm = [name for name, p in params.items() if _is_gm(p)]
-    _check_names(fn, params, gm, outputs, args)
+    gm = [name for name, p in params.items() if is_gm(p)]
+    check_names(fn, params, gm, outputs, args)
     declared = set(outputs) if outputs else {t.name for t in op.outputs} & set(gm) if op else set()
     stray = sorted({t.name for t in op.outputs} - set(gm)) if op and not outputs else []
     if stray:
@@ -244,7 +240,7 @@ def _from_hook(k: _Kernel, n: int) -> tuple[dict, int | None]:
     elif dataclasses.is_dataclass(result) or hasattr(result, "__dict__"):
         fields = (dataclasses.asdict(result) if dataclasses.is_dataclass(result) else vars(result))
         by_key = {_key(name): value for name, value in fields.items()}
-        given = {name: by_key[_key(name)] for name in k.params if _key(name) in by_key and not _is_gm(k.params[name])}
+        given = {name: by_key[_key(name)] for name in k.params if _key(name) in by_key and not is_gm(k.params[name])}
         if block_dim is None and "blockdim" in by_key:
             block_dim = by_key["blockdim"]
     else:
@@ -353,111 +349,14 @@ def _untouched(k: _Kernel, report: Report, values: dict) -> list[Finding]:
 
 
 def _exception_report(k: _Kernel, block_dim: int, exc: Exception, who: str) -> Report:
-    where = _where(exc)
+    where = user_frame(exc)
     finding = Finding("api", "exception", f"{who} raised {type(exc).__name__}: {exc}", locations=(where,) if where
                       else (), ops=(who,) if where else ())
     return Report(k.fn.fn.__name__, block_dim, [finding], exc)
 
 
-def _check_names(fn: KernelFunction, params, gm: list[str], outputs, args: dict) -> None:
-    unknown = sorted(set(outputs or ()) - set(gm))
-    if unknown:
-        raise CheckError(f"--outputs {','.join(unknown)}: not GM parameters of {fn.fn.__name__}; its GM parameters are "
-                         f"{', '.join(gm) or 'none'}")
-    unknown = sorted(set(args) - set(params))
-    if unknown:
-        raise CheckError(f"--arg {', '.join(unknown)}: {fn.fn.__name__} has no such parameter; its parameters are "
-                         f"{', '.join(params)}")
-
-
-def _where(exc: BaseException) -> str:
-    """path:line of the innermost traceback frame in user code (the kernel file or its helpers)."""
-    tb = traceback.extract_tb(exc.__traceback__)
-    if not tb:
-        return ""
-    frames = [f for f in tb if not f.filename.startswith(_FUSEKIT)]
-    frame = frames[-1] if frames else tb[-1]
-    return f"{frame.filename}:{frame.lineno}"
-
-
-def _load(path: Path):
-    """Import the file with ``asc`` bound to fusekit's simulator, whether it says ``import asc``
-    (pyasc) or ``from fusekit import asc``; its own imports of neighbouring files work as under ``python``."""
-    if path.is_dir():
-        raise CheckError(f"{path} is a directory; pass the Python file with the kernel")
-    if not path.is_file():
-        raise CheckError(f"{path}: no such file")
-    folder = str(path.resolve().parent)
-    sys.path.insert(0, folder)
-    try:
-        return load_rebound(path, fusekit_asc)
-    except Exception as exc:  # noqa: BLE001 - any import failure of the user's file is reported in one line
-        where = _where(exc)
-        raise CheckError(f"{path} failed to import: {type(exc).__name__} at {Path(where).name}: {exc}") from None
-    finally:
-        sys.path.remove(folder)
-
-
-def _op_info(path: Path):
-    candidate = path.with_name("op_info.json")
-    if not candidate.is_file():
-        return None
-    try:
-        return load_op_info(candidate)
-    except OpDefError as exc:
-        raise CheckError(str(exc)) from None
-
-
-def _is_gm(param: inspect.Parameter) -> bool:
-    return "GlobalAddress" in annotation_text(param)
-
-
 def _key(name: str) -> str:
     return name.replace("_", "").lower()
-
-
-def _pick_kernel(module, name: str | None, op, path: Path):
-    """The kernel to check and the op_info.json that describes it (None if none does).
-
-    Without ``name``, an op_info.json beside the file names the kernel (msopgen's snake_case of
-    the op type); a file whose kernels do not include it is rejected with the closest name, as the
-    framework would never find the kernel."""
-    kernels = {k: v for k, v in vars(module).items() if isinstance(v, KernelFunction)
-               and v.fn.__globals__ is vars(module)}
-    if name is not None:
-        if name not in kernels:
-            raise CheckError(f"no @asc.jit kernel {name!r} in {path.name}; it has {sorted(kernels) or 'none'}"
-                             + _closest(name, kernels))
-        applies = op is not None and name in (op.kernel_name, op.op_type)
-        return kernels[name], op if applies else None
-    if op is not None:
-        if op.kernel_name in kernels or op.op_type in kernels:
-            return kernels.get(op.kernel_name) or kernels[op.op_type], op
-        tops = _tops(kernels)
-        if len(tops) == 1:
-            try:
-                op.check_kernel_name(tops[0].fn.__name__)
-            except OpDefError as exc:
-                raise CheckError(str(exc)) from None
-        raise CheckError(f"{op.source} names op {op.op_type!r}, whose kernel is {op.kernel_name!r}, but {path.name} "
-                         f"has no such kernel (it has {sorted(kernels) or 'none'})" + _closest(op.kernel_name, kernels))
-    tops = _tops(kernels)
-    if len(tops) != 1:
-        found = ", ".join(k.fn.__name__ for k in tops) or "none"
-        raise CheckError(f"expected one @asc.jit kernel with asc.GlobalAddress parameters, found {found}; "
-                         "choose one with --kernel NAME")
-    return tops[0], None
-
-
-def _tops(kernels: dict) -> list[KernelFunction]:
-    return [k for k in kernels.values() if any(_is_gm(p) for p in inspect.signature(k.fn).parameters.values())]
-
-
-def _closest(name: str, kernels) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(name, list(kernels), n=1, cutoff=0.6)
-    return f". Did you mean {close[0]!r}?" if close else ""
 
 
 def _annotated(param: inspect.Parameter, type_name: str) -> bool:

@@ -75,14 +75,17 @@ from bisect import bisect_left, bisect_right
 from collections import defaultdict, deque
 from dataclasses import dataclass
 
+from fusekit.asc.kinds import properties
 from fusekit.asc.trace import Instr, Pipe, SyncKind
+from fusekit.machine import PIPES, Ordering
 
-PIPES = (Pipe.S, Pipe.V, Pipe.MTE2, Pipe.MTE3)
+# a clock has one component per pipe of the machine's table (fusekit.machine.pipes), in its order
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
 S = PIPE_INDEX[Pipe.S]
 V = PIPE_INDEX[Pipe.V]
-IN_ORDER = (S, PIPE_INDEX[Pipe.V])  # pipes kept in order with automatic synchronisation (rule 2)
-IN_ORDER_MANUAL = (S,)               # ... and without it (auto_sync=False)
+# pipes kept in order without a barrier (rule 2): with automatic synchronisation, and without it (auto_sync=False)
+IN_ORDER = tuple(i for i, p in enumerate(PIPES) if p.ordering in (Ordering.ALWAYS, Ordering.AUTO_SYNC))
+IN_ORDER_MANUAL = tuple(i for i, p in enumerate(PIPES) if p.ordering is Ordering.ALWAYS)
 
 
 @dataclass
@@ -108,7 +111,7 @@ class CoreOrder:
 
     pipe: list[int]
     seq: list[int]
-    clock: list[tuple[int, int, int, int]]
+    clock: list[tuple[int, ...]]  # one component per pipe (PIPES)
     epoch: list[int]
     matched: dict[int, int]
     hung: list[bool]
@@ -133,14 +136,12 @@ def blocks_issue(instr: Instr) -> bool:
     return bool(instr.reads)  # a scalar load: its value is needed before the next instruction
 
 
-AUTO_SYNCED_SCALAR_OPS = ("get_value", "set_value")  # 关键特性说明.md, cce-auto-sync 使用约束
-
-
 def auto_synced(instr: Instr) -> bool:
     """Whether automatic synchronisation orders this scalar access against the other pipes (rule 2):
-    LocalTensor get_value / set_value and GlobalTensor get_value; GlobalTensor set_value is not in the list."""
-    return (instr.pipe is Pipe.S and instr.op in AUTO_SYNCED_SCALAR_OPS
-            and not any(w.mem.value == "GM" for w in instr.writes))
+    LocalTensor get_value / set_value and GlobalTensor get_value (``Properties.auto_synced``, 关键特性说明.md,
+    cce-auto-sync 使用约束); GlobalTensor set_value is not in the list."""
+    return (instr.pipe is Pipe.S and properties(instr).auto_synced
+            and not any(w.mem.is_global for w in instr.writes))
 
 
 def core_order(instrs: list[Instr], auto_sync: bool = True) -> CoreOrder:
@@ -150,8 +151,8 @@ def core_order(instrs: list[Instr], auto_sync: bool = True) -> CoreOrder:
     projects and pyasc build), so dependent PIPE_V instructions are ordered without a barrier and
     scalar tensor accesses get the flag pairs a developer would write (:class:`_ScalarFlags`).
     """
-    issued = [0, 0, 0, 0]                       # instructions issued per pipe
-    know = [[0, 0, 0, 0] for _ in PIPES]        # know[p][q]: q-instructions finished before p's next one
+    issued = [0] * len(PIPES)                   # instructions issued per pipe
+    know = [[0] * len(PIPES) for _ in PIPES]    # know[p][q]: q-instructions finished before p's next one
     pending: dict[tuple, deque] = defaultdict(deque)
     pipe, seq, clock, epoch, matched, hung = [], [], [], [], {}, []
     flags = _ScalarFlags.of(instrs) if auto_sync else None

@@ -60,8 +60,6 @@ class SoC:
             fails past it.
         ub_tiling_bytes: UB a tiling may plan for (``TOTAL_VEC_LOCAL_SIZE``): the rest is kept
             for API temporaries (``TMP_UB``).
-        clock_ghz: AI core clock in GHz.
-        gm_bandwidth_gbps: peak GM (HBM/DDR) bandwidth of the chip in GB/s.
         data_copy_pad: whether ``DataCopyPad`` exists.
         vector_dtypes: vector instruction name -> dtype names it accepts (a view of the specs in
             ``fusekit.asc.basic``).
@@ -69,6 +67,9 @@ class SoC:
             ``"inf_nan"`` IEEE 754, ``"saturation"``).
         overflow_default: the mode a kernel runs in unless the launch picks another.
         sources: attribute name -> where the number comes from.
+
+    The clock and the GM bandwidth are timing figures: ``fusekit.timing.load(soc)`` holds them, with their
+    sources (``src/fusekit/timing/socs/<SoC>.json``), in one place.
     """
 
     name: str
@@ -76,8 +77,6 @@ class SoC:
     vector_cores: int
     ub_bytes: int
     ub_tiling_bytes: int
-    clock_ghz: float
-    gm_bandwidth_gbps: float
     data_copy_pad: bool
     vector_dtypes: Mapping[str, frozenset] = field(repr=False)
     overflow_modes: tuple[str, ...]
@@ -96,8 +95,6 @@ def _a2(name: str, vector_cores: int, cores_source: str) -> SoC:
         vector_cores=vector_cores,
         ub_bytes=192 * 1024,
         ub_tiling_bytes=184 * 1024,
-        clock_ghz=1.85,
-        gm_bandwidth_gbps=1600.0,
         data_copy_pad=True,
         vector_dtypes=_VectorDtypes("2201"),
         overflow_modes=("inf_nan", "saturation"),
@@ -107,8 +104,6 @@ def _a2(name: str, vector_cores: int, cores_source: str) -> SoC:
             "vector_cores": cores_source,
             "ub_bytes": "AD kernel_utils_constants.h, __CCE_AICORE__ == 220: TOTAL_UB_SIZE = 192 KiB",
             "ub_tiling_bytes": "AD kernel_utils_constants.h, __CCE_AICORE__ == 220: TOTAL_VEC_LOCAL_SIZE = 184 KiB",
-            "clock_ghz": "AD examples 05_best_practices/00_vector_compute/add_high_performance/README.md (~1.85 GHz)",
-            "gm_bandwidth_gbps": "AD matmul best-practice README: A2 HBM about 1.6-1.8 TB/s (low end taken)",
             "data_copy_pad": "AD-API DataCopyPad（GMToUB非对齐数据搬运）.md: supported on Atlas A2/A3",
             "overflow_modes": _OVERFLOW_A2,
         }),
@@ -138,8 +133,6 @@ SOCS: Mapping[str, SoC] = MappingProxyType({
         vector_cores=8,
         ub_bytes=256 * 1024,
         ub_tiling_bytes=248 * 1024,
-        clock_ghz=1.08,
-        gm_bandwidth_gbps=204.8,
         data_copy_pad=False,
         vector_dtypes=_VectorDtypes("2002"),
         overflow_modes=("saturation",),
@@ -149,8 +142,6 @@ SOCS: Mapping[str, SoC] = MappingProxyType({
             "vector_cores": "docs/ascendc-model.md: 310P3 has 8 AI cores, cube and vector share a core",
             "ub_bytes": "AD kernel_utils_constants.h, __CCE_AICORE__ <= 200: TOTAL_UB_SIZE = 256 KiB",
             "ub_tiling_bytes": "AD kernel_utils_constants.h, __CCE_AICORE__ <= 200: TOTAL_VEC_LOCAL_SIZE = 248 KiB",
-            "clock_ghz": "3p, unconfirmed: commonly quoted 1.08 GHz AI core clock of Ascend 310P",
-            "gm_bandwidth_gbps": "3p: Atlas 300I Pro datasheet, LPDDR4X 204.8 GB/s (Atlas 300I Duo: 408 GB/s for two chips)",
             "data_copy_pad": "AD-API DataCopyPad.md: not supported on Atlas inference series (310P)",
             "overflow_modes": _OVERFLOW_310P,
         }),

@@ -17,6 +17,19 @@ counts an element as a mismatch when both its absolute error and its relative er
 elements mismatch: ``loss`` = 1e-3 for float16, 1e-4 for float32. No sample covers bfloat16; we use
 1.6e-2, the default bfloat16 ``rtol`` of ``torch.testing.assert_close`` (PyTorch documentation).
 
+The samples' absolute bound is ``loss`` itself, which suits their data (asc-devkit's
+``examples/02_features/09_unalign/whole_reduce_sum/scripts/gen_data.py`` draws ``np.random.uniform(1,
+100)``, others (1, 10) or (1, 4): outputs of order one and more) but lets any output smaller than
+``loss`` pass whatever it is: a float16
+softmax row of 4096 (every value 1/4096) against zeros, or against 4 times the answer; bfloat16 ``-x``
+against ``x``. So the absolute bound here is the samples' scaled to the output's own magnitude,
+``atol = loss * min(1, M)`` with ``M`` the largest finite ``|expected|``: the samples' rule unchanged
+wherever the reference reaches 1, and a bound that shrinks with the data below it, so that a wrong answer
+fails at every magnitude (an all-zero reference then needs zeros; its relative error decides). An
+element mismatches when its absolute error exceeds ``atol`` and its relative error exceeds ``loss``. The
+relative error is to ``max(|actual|, |expected|)``, which is never zero where the two differ; the
+samples' ``+ 1e-9`` is left out, as it would pass every output below about ``1e-9 * loss``.
+
 Non-finite outputs are judged apart, and no tolerance excuses them: an output that is NaN or
 infinite where the exact real-number result (before rounding to the output dtype) is finite, or
 infinite with the other sign, makes the comparison FAIL however few such elements there are. The
@@ -32,7 +45,17 @@ differ. ``compare(steps=, rtol=)`` widens the per-element test to numpy.isclose'
 ``|actual - expected| <= steps + rtol * |expected|``, in quantisation steps (one unit of the integer
 grid), for a reference that rounds differently from the kernel (``GeneratedOp.check`` against ``exact``).
 The allowed mismatch count is ``floor(loss * n)``; a ``loss`` of 1 or more would let every element be
-wrong, so :func:`compare` refuses it.
+wrong, so :func:`compare` refuses it. It refuses as well any per-element allowance that accepts an
+arbitrary wrong value, a project rule (no sample widens it at all): ``steps`` must be below
+:data:`MAX_ALLOWANCE` (1/8) of the dtype's range (``max - min``: int8 at most 31 steps, int4 1) and
+``rtol`` below 1/8 (at ``rtol`` 1 zero passes for every value, at 1/2 a halved answer passes); so an
+element's window ``|actual - expected| <= steps + rtol * |expected|`` covers less than half of the
+dtype's values, and at the least the extreme farther from the expected value fails. A bool has no steps: its ``steps`` and ``rtol`` must be 0. ml_dtypes' integer types (int4,
+uint4, int2, ...) compare as integers; complex outputs are refused (neither rule is defined for them).
+
+``compare(bit_exact=True)`` is the verdict against a model the output must equal bit for bit (the
+simulator against its own ``hardware`` or ``fp32`` model): every element whose bits differ (NaNs of any
+payload are equal) is a mismatch and none is allowed.
 """
 
 from __future__ import annotations
@@ -40,6 +63,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Callable
 
 import ml_dtypes
@@ -50,6 +74,7 @@ from fusekit.asc.dtypes import nearest
 
 LOSS = {"float16": 1e-3, "float32": 1e-4, "bfloat16": 1.6e-2}
 INTEGER_LOSS = 1e-4  # asc-devkit's integer-output samples' ERROR_TOL (module docstring)
+MAX_ALLOWANCE = 1 / 8  # steps < this * (max - min) of an integer dtype, rtol < this (module docstring)
 _MINIMUM = 1e-9
 MODELS = ("hardware", "fp32", "exact")
 
@@ -199,7 +224,8 @@ class Comparison:
         reference: reference model name.
         n: elements compared.
         max_abs_err, max_rel_err: largest absolute and relative error over the finite outputs.
-        mismatches: finite outputs whose absolute and relative error both exceed ``loss``.
+        mismatches: finite outputs whose absolute error exceeds ``atol`` and relative error exceeds ``loss``
+            (with ``bit_exact``: elements whose bits differ).
         allowed: most mismatches that still pass (``floor(loss * n)``).
         first_mismatch: index (in the output's shape) of the first mismatch or invalid output, or None.
         bit_identical: every element has the same bits as the reference (NaNs equal to NaNs).
@@ -216,6 +242,9 @@ class Comparison:
         steps: for an integer or bool output, the per-element allowance in quantisation steps
             (``|actual - expected| <= steps + rtol * |expected|``); None for a float output.
         rtol: the relative part of that allowance.
+        atol: for a float output, the absolute bound used, ``loss * min(1, max finite |expected|)``
+            (module docstring); None for an integer output.
+        bit_exact: the reference is a model the output must equal bit for bit (none allowed to differ).
     """
 
     reference: str
@@ -232,6 +261,8 @@ class Comparison:
     dtype: str = ""
     steps: int | None = None
     rtol: float = 0.0
+    atol: float | None = None
+    bit_exact: bool = False
 
     @property
     def passed(self) -> bool:
@@ -256,14 +287,20 @@ class Comparison:
                            f"finite value {limit:g}; a saturating SoC clamps to it)",
             }[kind])
         if self.mismatches > self.allowed:
-            parts.append(f"{self.mismatches} {self._criterion()} (allowed {self.allowed})")
+            first = "" if self.first_mismatch is None else f", first at index {list(self.first_mismatch)}"
+            parts.append(f"{self.mismatches} {self._criterion()} (allowed {self.allowed}){first}")
         return "; ".join(parts)
 
     def _criterion(self) -> str:
         """What a mismatch is: ``finite output(s) differ by more than loss 0.001`` or, for an integer
-        output, ``output(s) differ by more than 1 step(s) + 0.001 * |expected|``."""
+        output, ``output(s) differ by more than 1 step(s) + 0.001 * |expected|``; against a bit-exact model,
+        ``output(s) differ from the hardware model in their bits``."""
+        if self.bit_exact:
+            return f"output(s) differ from the {self.reference} model in their bits"
         if self.steps is None:
-            return f"finite output(s) differ by more than loss {self.loss:g}"
+            absolute = "" if self.atol is None or self.atol == self.loss else \
+                f" (absolute error beyond {self.atol:.3g}, loss x the largest |expected|)"
+            return f"finite output(s) differ by more than loss {self.loss:g}{absolute}"
         rel = f" + {self.rtol:g} * |expected|" if self.rtol else ""
         return f"output(s) differ by more than {self.steps} step(s){rel}"
 
@@ -272,11 +309,15 @@ class Comparison:
         bits = "bit-identical" if self.bit_identical else "not bit-identical"
         first = "" if self.first_mismatch is None else f", first at index {list(self.first_mismatch)}"
         invalid = f"; {self.invalid} invalid output(s) (NaN, inf or out of range)" if self.invalid else ""
-        within = "" if self.steps is None else f", beyond {self.steps} step(s)" + \
+        within = "" if self.steps is None or self.bit_exact else f", beyond {self.steps} step(s)" + \
             (f" + {self.rtol:g} * |expected|" if self.rtol else "")
+        if self.bit_exact:
+            allowance = "bit for bit, allowed 0"
+        else:
+            absolute = "" if self.atol is None or self.atol == self.loss else f", abs {self.atol:.3g}"
+            allowance = f"allowed {self.allowed} at loss {self.loss:g}{absolute}"
         return (f"vs {self.reference:<8} {verdict}  {bits}; max abs err {self.max_abs_err:.3g}, max rel err "
-                f"{self.max_rel_err:.3g}; {self.mismatches}/{self.n} mismatches{within} (allowed {self.allowed} at "
-                f"loss {self.loss:g}){invalid}{first}")
+                f"{self.max_rel_err:.3g}; {self.mismatches}/{self.n} mismatches{within} ({allowance}){invalid}{first}")
 
 
 def tolerance(dtype) -> float:
@@ -284,9 +325,10 @@ def tolerance(dtype) -> float:
     1.6e-2; integer and bool dtypes :data:`INTEGER_LOSS` (1e-4), the fraction of elements that may differ.
 
     Raises:
-        ValueError: a dtype with no default (float64)."""
+        ValueError: a dtype with no default (float64, float8), or one :func:`compare` refuses (complex)."""
     if _is_integer(dtype):
         return INTEGER_LOSS
+    _refuse_unordered(dtype)
     name = _name(dtype)
     if name not in LOSS:
         raise ValueError(f"no default tolerance for {name}; pass loss= explicitly")
@@ -294,23 +336,62 @@ def tolerance(dtype) -> float:
 
 
 def _is_integer(dtype) -> bool:
-    """Integer or bool: compared in steps of the integer grid (bfloat16's numpy kind is "V", not one of these)."""
-    return np.dtype(dtype).kind in "biu"
+    """Integer or bool, numpy's or ml_dtypes' (int4, uint4, int2, ...: numpy kind "V", as bfloat16's):
+    compared in steps of the integer grid."""
+    return np.dtype(dtype).kind in "biu" or _ml_integer(dtype)
+
+
+def _ml_integer(dtype) -> bool:
+    """An ml_dtypes integer type (int4, uint4, int2, uint2, ...)."""
+    if np.dtype(dtype).kind != "V":
+        return False
+    try:
+        ml_dtypes.iinfo(dtype)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _range(dtype) -> int:
+    """``max - min`` of an integer dtype (bool: 1), as a Python int."""
+    if np.dtype(dtype) == np.bool_:
+        return 1
+    info = ml_dtypes.iinfo(dtype) if _ml_integer(dtype) else np.iinfo(dtype)
+    return int(info.max) - int(info.min)
+
+
+def _refuse_unordered(dtype) -> None:
+    """Complex (and other non-real) outputs: neither the float rule nor the integer one is defined for them."""
+    if np.dtype(dtype).kind == "c":
+        raise ValueError(f"cannot compare {_name(dtype)} outputs: fusekit's verdicts are defined for real float, "
+                         "integer and bool outputs; compare the real and imaginary parts (x.real, x.imag) apart")
+    if np.dtype(dtype).kind not in "fV" or (np.dtype(dtype).kind == "V" and not _ml_float(dtype)):
+        raise ValueError(f"cannot compare {_name(dtype)} outputs: fusekit's verdicts are defined for float, integer "
+                         "and bool outputs")
+
+
+def _ml_float(dtype) -> bool:
+    try:
+        ml_dtypes.finfo(dtype)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def compare(actual: np.ndarray, expected: np.ndarray, *, reference: str = "reference",
             loss: float | None = None, exact: "np.ndarray | Callable[[slice], np.ndarray] | None" = None,
             progress: Callable[[int], object] | None = None, steps: int | None = None,
-            rtol: float = 0.0) -> Comparison:
-    """Compare ``actual`` with ``expected`` (same shape and dtype) under the samples' criterion.
+            rtol: float = 0.0, bit_exact: bool = False, scale: float | None = None) -> Comparison:
+    """Compare ``actual`` with ``expected`` (same shape and dtype) under the samples' criterion, its absolute
+    bound scaled to the output's magnitude (module docstring).
 
     Args:
         actual, expected: the output and the reference, rounded to the output dtype (float16, bfloat16,
             float32, or an integer or bool dtype).
         reference: the reference's name, for the summary.
-        loss: the tolerance, in [0, 1) (default :func:`tolerance` of the dtype): for a float output both
-            the per-element bound on absolute and relative error and the fraction of elements allowed
-            beyond it; for an integer output the fraction only.
+        loss: the tolerance, in [0, 1) (default :func:`tolerance` of the dtype): for a float output the
+            per-element bound on relative error, the absolute bound ``loss * min(1, max finite |expected|)``
+            and the fraction of elements allowed beyond them; for an integer output the fraction only.
         exact: the exact real-number result before rounding to the dtype (float64, same number of
             elements), or a function giving it for a slice of the flattened elements, so that an
             output that overflowed like the rounded reference is still caught. Default: ``expected``.
@@ -318,22 +399,37 @@ def compare(actual: np.ndarray, expected: np.ndarray, *, reference: str = "refer
         progress: called with the number of elements done after each chunk.
         steps, rtol: integer and bool outputs only: an element mismatches when
             ``|actual - expected| > steps + rtol * |expected|`` (numpy.isclose's rule, in quantisation
-            steps; default 0 and 0: exact, as the integer samples, module docstring).
+            steps; default 0 and 0: exact, as the integer samples, module docstring). ``steps`` must be below
+            :data:`MAX_ALLOWANCE` of the dtype's range and ``rtol`` below it; bool: both 0.
+        bit_exact: ``expected`` is a model the output must equal bit for bit: any element whose bits differ
+            (NaNs of any payload are equal) fails, none allowed; ``loss``, ``steps`` and ``rtol`` do not apply.
+        scale: float outputs: the magnitude of the computation the output comes from, for an output whose exact
+            value cancels to (nearly) zero, e.g. a gradient that is 0 in exact arithmetic, where both sides are
+            rounding noise of the terms summed: the absolute bound becomes ``loss * min(1, scale)``. Default:
+            the output's own largest finite ``|expected|``. Must be positive.
 
     Works through the arrays in chunks of ``CHUNK`` elements, so memory stays bounded for large outputs.
 
     Raises:
-        ValueError: shapes or dtypes differ; ``loss`` outside [0, 1) or negative ``steps`` / ``rtol``
-            (a verdict that could not fail, or never pass); ``steps`` or ``rtol`` for a float output.
+        ValueError: shapes or dtypes differ; a complex output; ``loss`` outside [0, 1), negative ``steps`` /
+            ``rtol``, or an integer allowance that accepts an arbitrary wrong value (a verdict that could not
+            fail, or never pass); ``steps`` or ``rtol`` for a float output; ``bit_exact`` with a tolerance.
     """
     if actual.shape != expected.shape or actual.dtype != expected.dtype:
         raise ValueError(f"cannot compare {actual.dtype}{list(actual.shape)} with {expected.dtype}{list(expected.shape)}")
+    if not _is_integer(actual.dtype):
+        _refuse_unordered(actual.dtype)
+    if bit_exact:
+        if loss or steps or rtol:
+            raise ValueError("bit_exact=True allows no difference: loss=, steps= and rtol= do not apply")
+        loss = 0.0
     loss = tolerance(actual.dtype) if loss is None else loss
     if not 0 <= loss < 1:
         raise ValueError(f"loss={loss!r} must be in [0, 1): it is also the fraction of elements allowed to mismatch, "
                          "and at 1 every element may be wrong")
     if _is_integer(actual.dtype):
-        return _compare_integers(actual, expected, reference, loss, 0 if steps is None else steps, rtol, progress)
+        return _compare_integers(actual, expected, reference, loss, 0 if steps is None else steps, rtol, progress,
+                                 bit_exact)
     if steps is not None or rtol:
         raise ValueError(f"steps= and rtol= apply to integer outputs; a {_name(actual.dtype)} output is judged by "
                          "loss= (the samples' absolute and relative error)")
@@ -341,6 +437,9 @@ def compare(actual: np.ndarray, expected: np.ndarray, *, reference: str = "refer
     exact_of = _exact_source(exact, flat_e)
     limit = overflow_threshold(actual.dtype)
     n = flat_a.size
+    if scale is not None and not scale > 0:
+        raise ValueError(f"scale={scale!r} must be a positive magnitude (the computation's, for outputs near zero)")
+    atol = loss * min(1.0, _largest_finite(flat_e) if scale is None else scale)
     max_abs = max_rel = 0.0
     mismatches, first, identical = 0, None, True
     reasons: dict[str, int] = {}
@@ -352,7 +451,10 @@ def compare(actual: np.ndarray, expected: np.ndarray, *, reference: str = "refer
         counted = np.isfinite(a) & ~bad_kinds[SATURATED]  # the outputs the tolerance and the allowance apply to
         err, rel = _errors(a[counted], e[counted])
         bad = np.zeros(a.size, bool)
-        bad[counted] = (err > loss) & (rel > loss)
+        if bit_exact:
+            bad = _bits_differ(flat_a[part], flat_e[part])
+        else:
+            bad[counted] = (err > atol) & (rel > loss)
         mismatches += int(bad.sum())
         for kind, mask in bad_kinds.items():
             reasons[kind] = reasons.get(kind, 0) + int(mask.sum())
@@ -365,19 +467,64 @@ def compare(actual: np.ndarray, expected: np.ndarray, *, reference: str = "refer
     index = None if first is None else tuple(int(i) for i in np.unravel_index(first, actual.shape))
     reasons = {k: v for k, v in reasons.items() if v}
     return Comparison(reference, n, max_abs, max_rel, mismatches, math.floor(loss * n), index, identical, loss,
-                      sum(reasons.values()), tuple(reasons.items()), _name(actual.dtype))
+                      sum(reasons.values()), tuple(reasons.items()), _name(actual.dtype), atol=atol,
+                      bit_exact=bit_exact)
 
 
 CHUNK = 1 << 22
 
 
-def _compare_integers(actual: np.ndarray, expected: np.ndarray, reference: str, loss: float, steps: int,
-                      rtol: float, progress) -> Comparison:
-    """:func:`compare` for integer and bool outputs: a mismatch is an element farther than
-    ``steps + rtol * |expected|`` from ``expected``, counted exactly for every width up to 64 bits."""
+def _largest_finite(flat: np.ndarray) -> float:
+    """The largest finite ``|x|`` of a float array (0 if none), chunk by chunk."""
+    top = 0.0
+    for lo in range(0, flat.size, CHUNK):
+        x = np.abs(flat[lo:lo + CHUNK].astype(np.float64))
+        top = max(top, float(x[np.isfinite(x)].max(initial=0.0)))
+    return top
+
+
+def _bits_differ(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Per element: the bits of ``a`` and ``e`` differ, NaNs of any payload counting as equal."""
+    width = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize]
+    differ = a.view(width) != e.view(width)
+    with np.errstate(invalid="ignore"):
+        both_nan = np.isnan(a.astype(np.float64)) & np.isnan(e.astype(np.float64))
+    return differ & ~both_nan
+
+
+def _check_allowance(dtype, steps, rtol) -> int:
+    """``steps`` as an int, or a ValueError for an integer allowance under which some wrong value of every
+    element passes (module docstring: below :data:`MAX_ALLOWANCE` of the range; bool: none)."""
+    name = _name(dtype)
     if not (float(steps).is_integer() and steps >= 0 and rtol >= 0):
         raise ValueError(f"steps={steps!r} must be a whole number >= 0 and rtol={rtol!r} >= 0")
     steps = int(steps)
+    if np.dtype(dtype) == np.bool_:
+        if steps or rtol:
+            raise ValueError(f"steps={steps}, rtol={rtol!r} for a bool output: a bool has no steps, and one step "
+                             "accepts every element inverted; bool outputs compare exactly (steps=0, rtol=0)")
+        return 0
+    span = _range(dtype)
+    bound = Fraction(MAX_ALLOWANCE) * span  # exact (1/8 is a binary fraction) for 64-bit ranges
+    if not steps < bound:
+        raise ValueError(f"steps={steps} for {name} outputs: the allowance must stay below 1/8 of the range "
+                         f"({span} steps), at most {math.ceil(bound) - 1}, or a wrap, a sign flip or "
+                         "a wrong scale could pass (fusekit.verify)")
+    if not rtol < MAX_ALLOWANCE:
+        raise ValueError(f"rtol={rtol!r} for {name} outputs: it must be below 1/8, or a wrong answer could pass "
+                         "(at rtol 1 zero passes for every value, at 1/2 a halved answer does; fusekit.verify)")
+    return steps
+
+
+def _compare_integers(actual: np.ndarray, expected: np.ndarray, reference: str, loss: float, steps: int,
+                      rtol: float, progress, bit_exact: bool = False) -> Comparison:
+    """:func:`compare` for integer and bool outputs: a mismatch is an element farther than
+    ``steps + rtol * |expected|`` from ``expected``, counted exactly for every width up to 64 bits."""
+    steps = _check_allowance(actual.dtype, steps, rtol)
+    name = _name(actual.dtype)
+    if _ml_integer(actual.dtype):  # int4, uint4, ...: every value is exact in int8 / uint8
+        wide = np.int8 if int(ml_dtypes.iinfo(actual.dtype).min) < 0 else np.uint8
+        actual, expected = actual.astype(wide), expected.astype(wide)
     flat_a, flat_e = actual.reshape(-1), expected.reshape(-1)
     n = flat_a.size
     max_abs = max_rel = 0.0
@@ -400,7 +547,7 @@ def _compare_integers(actual: np.ndarray, expected: np.ndarray, reference: str, 
     index = None if first is None else tuple(int(i) for i in np.unravel_index(first, actual.shape))
     identical = bool(np.array_equal(actual, expected))
     return Comparison(reference, n, max_abs, max_rel, mismatches, math.floor(loss * n), index, identical, loss,
-                      dtype=_name(actual.dtype), steps=steps, rtol=rtol)
+                      dtype=name, steps=steps, rtol=rtol, bit_exact=bit_exact)
 
 
 def _distance(a: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -487,11 +634,12 @@ def _bit_identical(a: np.ndarray, e: np.ndarray) -> bool:
 
 
 def _errors(a: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Absolute and relative error per element; equal values (NaN with NaN, inf with inf) have none."""
+    """Absolute and relative error per element; equal values (NaN with NaN, inf with inf) have none. The
+    relative error is to ``max(|a|, |e|)``, without the samples' ``+ 1e-9`` (module docstring)."""
     with np.errstate(all="ignore"):
         same = (a == e) | (np.isnan(a) & np.isnan(e))
         err = np.where(same, 0.0, np.abs(a - e))
         err = np.where(np.isnan(err), np.inf, err)
-        rel = np.where(same, 0.0, err / (np.maximum(np.abs(a), np.abs(e)) + _MINIMUM))
+        rel = np.where(same, 0.0, err / np.maximum(np.abs(a), np.abs(e)))  # > 0 wherever they differ
         rel = np.where(np.isnan(rel), np.inf, rel)
     return err, rel

@@ -18,7 +18,6 @@ from .datamove import (BlockMode, DataCopyEnhancedParams, DataCopyParams, DeqSca
 from .datamove import DataCopyPadParams, SliceInfo
 from .atomic import (AtomicDtype, AtomicOp, get_store_atomic_config, set_atomic_add, set_atomic_max, set_atomic_min,
                      set_atomic_none, set_atomic_type, set_store_atomic_config)
-import builtins as _builtins
 import inspect as _inspect
 
 from .cache import CacheLine, DcciDst, data_cache_clean_and_invalid
@@ -30,7 +29,7 @@ from .runtime import recoverable as _recoverable
 from .sync import (HardEvent, PipeID, dump_tensor, get_block_idx, get_block_num, pipe_barrier, printf, set_flag,
                    sync_all, wait_flag)
 from .tensor import CacheMode, CacheRwMode, GlobalTensor, LocalTensor
-from .autosync import LocalTensorAuto
+from .autosync import LocalTensorAuto, static_range  # static_range: unrolled by pyasc; its index is a Python int
 from .shapeinfo import DataFormat, ShapeInfo, array, get_shape_size  # tensor shapes (asc.adv.softmax reads them)
 from .crosscore import cross_core_set_flag, cross_core_wait_flag
 from .blocksync import MemDsbT, data_sync_barrier, ib_set, ib_wait, notify_next_block, wait_pre_block
@@ -52,10 +51,6 @@ globals().update({_name: _recoverable(_fn) for _name, _fn in
                   [*_VECTOR_API.items(), ("data_copy", data_copy), ("data_copy_pad", data_copy_pad),
                    ("dump_tensor", dump_tensor), ("data_cache_clean_and_invalid", data_cache_clean_and_invalid)]
                   if _inspect.isfunction(_fn)})
-
-
-
-static_range = _builtins.range  # pyasc unrolls it at trace time; its index is a Python int (a constant)
 
 
 def ceildiv(x: int, y: int) -> int:

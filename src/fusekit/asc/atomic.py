@@ -49,7 +49,7 @@ class AtomicMode:
 
 
 def mode_of(core) -> AtomicMode:
-    mode = core.__dict__.get("atomic")
+    mode = core.atomic
     if mode is None:
         mode = core.atomic = AtomicMode()
     return mode
@@ -79,6 +79,8 @@ def _set(name: str, op: str, dtype) -> None:
     else:
         mode.op, mode.dtype = op, dtype
     core.record(name, Pipe.S)
+    if op != "type":  # set_atomic_type alone leaves the atomic operation on or off as it was
+        corestate.written(core, "atomic")
     if op != "type":  # the page asks for set_atomic_none before the kernel ends (corestate.OBLIGATIONS)
         corestate.set_by(core, "atomic")
 
@@ -110,6 +112,7 @@ def set_atomic_none() -> None:
     mode = mode_of(core)
     mode.op, mode.dtype = None, None
     core.record("set_atomic_none", Pipe.S)
+    corestate.written(core, "atomic")
     corestate.restored(core, "atomic")
 
 
@@ -119,7 +122,8 @@ def store_mode(core, op: str, tensor) -> AtomicMode | None:
     Raises:
         KernelError: atomics are on without a dtype, or in a dtype other than the tensor's.
     """
-    mode = core.__dict__.get("atomic")
+    corestate.read(core, "atomic", op)
+    mode = core.atomic
     if mode is None or mode.op is None:
         return None
     if mode.dtype is None:
@@ -200,6 +204,7 @@ def set_store_atomic_config(atomic_type, atomic_op=AtomicOp.ATOMIC_SUM) -> None:
     mode = mode_of(core)
     mode.op, mode.dtype = (None, None) if atomic_type is AtomicDtype.ATOMIC_NONE else ("add", _CODE_DTYPE[atomic_type])
     core.record("set_store_atomic_config", Pipe.S)
+    corestate.written(core, "atomic")
     if mode.op is None:
         corestate.restored(core, "atomic")
     else:

@@ -1,10 +1,19 @@
 """``asc.LocalTensorAuto``: UB tensors whose synchronisation pyasc's compiler inserts.
 
-What pyasc builds (its MLIR passes, read in github hicann/pyasc ``lib/Dialect/Asc/Transforms/``):
+What pyasc builds (its MLIR passes, read in github hicann/pyasc at cecba26, ``lib/Dialect/Asc/Transforms/``):
 
-- ``HoistUBAllocation.cpp``: a ``LocalTensorAuto`` allocation is hoisted out of the loops around it,
-  so one call site owns one UB buffer for the whole kernel; the iterations of a loop reuse it.
-  Here: one buffer per (core, source file, line) of the ``LocalTensorAuto(...)`` call, placed from
+- One allocation per traced ``local_tensor_auto`` op: ``LocalTensorAuto(...)`` creates one op each time
+  pyasc's tracer executes the call (``python/asc/language/core/tensor.py``). The tracer visits the body
+  of a ``range`` / ``asc.range`` loop (and ``while``) once, as one ``scf.for`` (``codegen/function_visitor.py``
+  ``visit_For``), and unrolls ``asc.static_range`` (``handle_static_range``: the body traced once per
+  index); a plain Python helper is executed by Python, loops and all; ``@asc.jit`` helpers are inlined
+  at each call (``runtime/compiler.py``: ``add_inliner`` before the passes below). ``HoistUBAllocation.cpp``
+  hoists an op out of the loops around it and ``MaterializeTensor.cpp`` gives each op its own TBuf or
+  one-slot TQue, so the iterations of a traced loop reuse one buffer, and distinct ops never share one.
+  Here (:func:`allocation`): one buffer per (core, traced call): the call stack of kernel frames, each
+  frame's code and bytecode offset (``f_lasti``: two calls on one line are two ops), plus the indices of
+  the ``static_range`` loops around it, plus, for a call made inside a plain (not ``@asc.jit``) helper,
+  its position among that helper invocation's calls (Python loops there unroll). Buffers are placed from
   the top of UB downwards (TPipe hands out UB from the bottom; the two must not meet).
 - ``MaterializeTensor.cpp`` + ``InsertSync.cpp``: each auto tensor becomes a one-slot queue whose
   enque is placed after every instruction writing it and whose deque before the first later user;
@@ -23,16 +32,22 @@ use it) with the event ``("auto", "MTE2_V", n, producer file:line, producer inde
 ``auto_set_flag`` / ``auto_wait_flag``: :func:`inserted` lists them with the two source lines each orders.
 Both are recorded before the consumer, but the set means what pyasc's enque (free) right after the
 producer (last reader) means: ``fusekit.hb`` and the timing model take it as placed after the
-instruction at ``producer index``, so later instructions of the producer's pipe are not ordered by it.
+instruction at ``producer index``, so later instructions of the producer's pipe are not ordered by it, and
+the timing model issues it in the slot right after that instruction. No pair is dropped because a stall orders
+its two instructions already (an MTE2_V after an MTE2_S wait, an S_MTE2 after a ``get_value``): InsertSync.cpp
+is a fixed scheme that emits its enque/deque after every write and its V_S / S_V pairs around every scalar
+access whether or not they add order, so the code pyasc builds pays for them too. (Its pair for a scalar read of
+a copied-in tensor is the deque on V then V_S; fusekit's is the direct MTE2_S, the same order.)
 """
 
 from __future__ import annotations
 
+import builtins
 import math
 from dataclasses import dataclass, field
 
 from . import dtypes
-from .runtime import current, kernel_frame
+from .runtime import _ASC_DIR, KernelFunction, current, kernel_frame, running_core
 from .tensor import LocalTensor
 from .trace import Instr, Mem, Pipe, Sync, SyncKind, Trace
 
@@ -54,21 +69,34 @@ class AutoState:
 
     def __init__(self, core):
         self.core = core
-        self.buffers: dict[tuple[str, int], _Buffer] = {}
+        self.buffers: dict[tuple, _Buffer] = {}  # allocation (:func:`allocation`) -> its buffer
         self.low = core.soc.ub_bytes  # auto buffers occupy [low, ub_bytes)
         self.events = 0
+        self.unrolled: list[int] = []  # the iteration of each static_range loop running now, outermost first
+        self.helper = None             # the plain helper invocation (its frame) the last call was made in
+        self.calls: dict[tuple, int] = {}  # calls seen so far in that invocation, per call stack
+        self.names: dict[str, int] = {}    # buffers named after each file:line
 
-    def place(self, key: tuple[str, int], nbytes: int, name: str) -> _Buffer:
+    def place(self, key: tuple, nbytes: int, name: str) -> _Buffer:
         buf = self.buffers.get(key)
         if buf is not None and buf.stop - buf.start >= nbytes:
             return buf
+        line, n = name, self.names.get(name, 0) + 1
+        if buf is not None:
+            name = buf.name
+        elif n > 1:  # a new allocation on a line that has one already gets a number: auto@k.py:14#2
+            name = f"{name}#{n}"
         start = (self.low - nbytes) // 32 * 32  # UB operands are 32 B aligned (AD-API 通用说明和约束.md)
         used = getattr(self.core.pipe, "used", 0) if self.core.pipe is not None else 0
         if start < used:
-            raise self.core.error("LocalTensorAuto", f"{name} needs {nbytes} B of UB but only {self.low - used} B are "
-                                                     f"left below the auto tensors and above TPipe's {used} B",
-                                  kind="ub-overflow")
+            raise self.core.error(
+                "LocalTensorAuto", f"{name} needs {nbytes} B of UB but only {max(0, self.low - used)} B are left below "
+                f"the {len(self.buffers)} auto tensors and above TPipe's {used} B (each LocalTensorAuto call pyasc "
+                f"traces is a buffer of its own: a call in asc.static_range or in a plain helper's loop is one per "
+                f"iteration; one in a range / asc.range loop is one for all iterations)", kind="ub-overflow")
         self.low = start
+        if buf is None:
+            self.names[line] = n
         buf = self.buffers[key] = _Buffer(start, start + nbytes, name)
         return buf
 
@@ -104,7 +132,7 @@ class AutoState:
 
 
 def state(core) -> AutoState:
-    if getattr(core, "auto", None) is None:
+    if core.auto is None:
         core.auto = AutoState(core)
     return core.auto
 
@@ -132,15 +160,68 @@ class LocalTensorAuto:
             raise core.error(op, f"LocalTensorAuto(dtype, shape) needs positive integer dimensions, got {shape!r}")
         length = math.prod(int(d) for d in dims)
         frame = kernel_frame()
-        key = (frame.f_code.co_filename, frame.f_lineno) if frame else ("", 0)
-        name = f"auto@{key[0].rsplit('/', 1)[-1]}:{key[1]}"
-        buf = state(core).place(key, length * dtype.sizeof(), name)
+        name = f"auto@{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno}" if frame else "auto"
+        auto = state(core)
+        buf = auto.place(allocation(auto, frame), length * dtype.sizeof(), name)
         return LocalTensor.at(core, buf.start, length, dtype, name, owner=buf)
+
+
+_JIT_CALL = KernelFunction.__call__.__code__  # an @asc.jit helper called from a kernel
+
+
+def allocation(auto: AutoState, frame) -> tuple:
+    """Which pyasc allocation the ``LocalTensorAuto`` call made from ``frame`` is (module docstring): the same
+    tuple for the iterations of a traced loop, a different one for every other call.
+
+    The kernel's frames are ``frame`` and its callers up to the launch (fusekit frames but ``@asc.jit`` helper
+    calls end the walk). A frame is ``@asc.jit`` code when fusekit called it (the launch, or a jit helper's
+    ``__call__``); the first plain-helper frame below the innermost jit frame is one traced execution of the
+    helper call, so calls with one stack made in one such invocation are told apart by their count."""
+    sites, helper, below = [], None, None
+    f = frame
+    while f is not None and not f.f_code.co_filename.startswith(_ASC_DIR):
+        sites.append((f.f_code, f.f_lasti))
+        caller = f.f_back
+        if caller is not None and caller.f_code.co_filename.startswith(_ASC_DIR):  # f is jit code
+            if helper is None:
+                helper = below if below is not None else False
+            if caller.f_code is not _JIT_CALL:
+                break  # the kernel itself: the launch called it
+            caller = caller.f_back  # past KernelFunction.__call__ to the jit helper's caller
+        below = f
+        f = caller
+    key = (tuple(sites), tuple(auto.unrolled))
+    if not helper:  # made in jit code: a traced loop repeats the same op
+        return key
+    if helper is not auto.helper:  # a new traced execution of a plain helper
+        auto.helper, auto.calls = helper, {}
+    n = auto.calls[key] = auto.calls.get(key, 0) + 1
+    return key + (n,)
+
+
+def static_range(*args):
+    """pyasc's ``asc.static_range(stop)`` / ``(start, stop[, step])``: unrolled at trace time
+    (``codegen/function_visitor.py`` ``handle_static_range``), so its index is a Python int and each
+    iteration's ``LocalTensorAuto`` calls are allocations of their own (:func:`allocation`)."""
+    loop = builtins.range(*args)
+    core = running_core()
+    return iter(loop) if core is None else _unrolled(state(core).unrolled, loop)
+
+
+def _unrolled(stack: list, loop):
+    depth = len(stack)
+    stack.append(0)
+    try:
+        for n, i in enumerate(loop):
+            stack[depth] = n
+            yield i
+    finally:
+        del stack[depth:]
 
 
 def hook(core, op: str, pipe: Pipe, reads, writes, sync) -> None:
     """Called by ``Core.record`` before an instruction is appended: insert the automatic syncs it needs."""
-    auto = getattr(core, "auto", None)
+    auto = core.auto
     if auto is None or sync is not None or not auto.buffers:
         return
     frame = kernel_frame()

@@ -105,7 +105,7 @@ class DataCache:
 
 def cache_of(core: Core) -> DataCache:
     """The data cache of ``core`` (made on its first scalar GM access)."""
-    cache = core.__dict__.get("dcache")
+    cache = core.dcache
     if cache is None:
         cache = core.dcache = DataCache()
     return cache

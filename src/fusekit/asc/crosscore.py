@@ -17,7 +17,6 @@ core's accesses before a wait before the other cores' accesses after their match
 
 from __future__ import annotations
 
-from collections import Counter
 
 from .runtime import current
 from .sync import PipeID
@@ -62,7 +61,7 @@ def cross_core_wait_flag(flag_id: int, mode_id: int, pipe: PipeID) -> None:
         KernelError: as :func:`cross_core_set_flag`; kind ``deadlock`` when no core will set the flag.
     """
     core, flag, p = _check("cross_core_wait_flag", flag_id, mode_id, pipe)
-    waits = core.__dict__.setdefault("cross_waits", Counter())
+    waits = core.cross_waits
     waits[flag] += 1
     needed = waits[flag] * core.block_num
     # the wait stops the issue of every later instruction ("阻塞本核后续指令的下发"): recorded on PIPE_S

@@ -30,8 +30,10 @@ import enum
 
 import numpy as np
 
-from . import atomic, dtypes
-from .runtime import _POISON, KernelError, current
+from fusekit.machine import BLOCKS, COUNT, HANDLERS, PAD, POISON, SLICE, DataPath, Mem, copy_handler, path_between
+
+from . import atomic, corestate, dtypes
+from .runtime import KernelError, current
 from .tensor import GlobalTensor, LocalTensor, check_ub_aligned
 from .trace import Pipe
 
@@ -148,7 +150,8 @@ def _data_copy_blocks(dst, src, p: DataCopyParams, enhanced: "DataCopyEnhancedPa
     A UB -> GM copy accumulates under store atomics (``fusekit.asc.atomic``).
     """
     core, op = current("data_copy"), "data_copy"
-    pipe = _direction(core, op, dst, src)
+    path = _path(core, op, dst, src, BLOCKS)
+    pipe = path.pipe
     _same_dtype(core, op, dst, src)
     for name, value, top in (("block_count", p.block_count, MAX_BLOCK_COUNT), ("block_len", p.block_len,
                              MAX_BLOCK_LEN_BLOCKS), ("src_stride", p.src_stride, MAX_BLOCK_LEN_BLOCKS),
@@ -173,7 +176,7 @@ def _data_copy_blocks(dst, src, p: DataCopyParams, enhanced: "DataCopyEnhancedPa
         raise core.error(op, f"{dst.dtype.name} does not divide a 32 B DataBlock", kind="unsupported")
     s_step, d_step = (p.block_len + p.src_stride) * BLOCK // size, (p.block_len + p.dst_stride) * BLOCK // size
     hint = "; block_len and the strides count 32 B DataBlocks, not elements or bytes"
-    mode = atomic.store_mode(core, op, dst) if pipe is Pipe.MTE3 else None
+    mode = atomic.store_mode(core, op, dst) if path.store_atomics else None
     copies = []
     for b in range(p.block_count):
         d0, d1 = dst.span(core, op, n, first=b * d_step, hint=hint)
@@ -219,7 +222,7 @@ def set_pad_value(padding_value, pos=None) -> None:
         raise core.error(op, f"padding_value must be a number, got {padding_value!r}")
     if pos is not None and getattr(pos, "name", "") not in ("VECIN", "VECOUT", "MAX"):
         raise core.error(op, f"pos must be TPosition.VECIN, VECOUT or MAX (GM -> VECIN / VECOUT), got {pos!r}")
-    core.pad_value = padding_value
+    corestate.write(core, "pad_value", padding_value)
     core.record(op, Pipe.S)
 
 
@@ -294,7 +297,8 @@ def _data_copy_count(dst, src, count: int) -> None:
             outside either tensor.
     """
     core, op = current("data_copy"), "data_copy"
-    pipe = _direction(core, op, dst, src)
+    path = _path(core, op, dst, src, COUNT)
+    pipe = path.pipe
     _same_dtype(core, op, dst, src)
     count = _count(core, op, count)
     size = dst.dtype.sizeof()
@@ -320,7 +324,7 @@ def _data_copy_count(dst, src, count: int) -> None:
     d0, d1 = dst.span(core, op, count)
     s0, s1 = src.span(core, op, count)
     to, frm = _memory(core, dst), _memory(core, src)
-    mode = atomic.store_mode(core, op, dst) if pipe is Pipe.MTE3 else None  # UB -> GM may accumulate
+    mode = atomic.store_mode(core, op, dst) if path.store_atomics else None  # UB -> GM may accumulate
 
     def effect():
         to[d0:d1] = atomic.combine(mode, to[d0:d1], frm[s0:s1])
@@ -355,7 +359,7 @@ def _clipped(core, op: str, pipe: Pipe, dst, src, count: int) -> bool:
     reads = (src.access(s_at + lo * size, s_at + hi * size),) if lo < hi else ()
 
     def effect():
-        to[d_at + d_lo * size:d_at + d_hi * size] = _POISON
+        to[d_at + d_lo * size:d_at + d_hi * size] = POISON
         if lo < hi:
             to[d_at + lo * size:d_at + hi * size] = frm[s_at + lo * size:s_at + hi * size]
 
@@ -395,9 +399,10 @@ def data_copy_pad(dst, src, data_copy_params: DataCopyExtParams, pad_params: Dat
     if not core.soc.data_copy_pad:
         raise core.error(op, f"DataCopyPad does not exist on {core.soc.name} (arch {core.soc.arch}); copy whole 32 B "
                              "blocks with data_copy and pad the GM buffers on the host", kind="unsupported")
-    pipe = _direction(core, op, dst, src)
-    if pipe is Pipe.V:
-        raise core.error(op, "UB -> UB is not a data_copy_pad path: use data_copy")
+    path = _path(core, op, dst, src, PAD)
+    pipe = path.pipe
+    if PAD not in path.forms:
+        raise core.error(op, f"{path.src.name} -> {path.dst.name} is not a data_copy_pad path: use data_copy")
     _same_dtype(core, op, dst, src)
     if isinstance(data_copy_params, DataCopyParams):  # the DataCopyParams / DataCopyPadParams form
         data_copy_params, pad_params = _pad_params_from_legacy(core, op, dst, data_copy_params, pad_params)
@@ -412,9 +417,9 @@ def data_copy_pad(dst, src, data_copy_params: DataCopyExtParams, pad_params: Dat
                              f"sizeof({dst.dtype.name}) = {size} (block_len is in BYTES, not elements)")
     if min(p.src_stride, p.dst_stride) < 0:
         raise core.error(op, "strides must be >= 0")
-    gm_stride = p.src_stride if pipe is Pipe.MTE2 else p.dst_stride
+    gm_stride = p.src_stride if path.src.is_global else p.dst_stride
     if gm_stride % size:
-        name = "src_stride" if pipe is Pipe.MTE2 else "dst_stride"
+        name = "src_stride" if path.src.is_global else "dst_stride"
         raise core.error(op, f"the GM stride of {gm_stride} bytes puts blocks at GM addresses not aligned to "
                              f"sizeof({dst.dtype.name}) = {size}: GM addresses must be element-aligned. The unit of "
                              f"{name} is the byte on the GM side: {name} is counted in BYTES on the GM side; if you "
@@ -422,13 +427,14 @@ def data_copy_pad(dst, src, data_copy_params: DataCopyExtParams, pad_params: Dat
     if p.block_count == 0 or p.block_len == 0:
         core.record(op, pipe, dtype=dst.dtype.name)
         return
-    if pipe is Pipe.MTE2:
-        _pad_in(core, op, dst, src, p, pad_params or DataCopyPadExtParams())
-    else:
-        _pad_out(core, op, dst, src, p)
+    HANDLERS[(path.src, path.dst, PAD)](core, op, dst, src, p, pad_params)
 
 
-def _pad_in(core, op: str, dst: LocalTensor, src: GlobalTensor, p: DataCopyExtParams, pad: DataCopyPadExtParams) -> None:
+@copy_handler(Mem.GM, Mem.UB, PAD)
+def _pad_in(core, op: str, dst: LocalTensor, src: GlobalTensor, p: DataCopyExtParams,
+            pad: "DataCopyPadExtParams | None") -> None:
+    """GM -> UB: each block lands at a 32 B boundary between its pads (module doc)."""
+    pad = pad or DataCopyPadExtParams()
     size = dst.dtype.sizeof()
     if not isinstance(pad, DataCopyPadExtParams):
         raise core.error(op, f"fourth argument must be asc.DataCopyPadExtParams, got {type(pad).__name__}")
@@ -443,7 +449,9 @@ def _pad_in(core, op: str, dst: LocalTensor, src: GlobalTensor, p: DataCopyExtPa
     last_elem = ((p.block_count - 1) * ub_step + footprint) // size
     hint = _ub_stride_hint("dst_stride", p.dst_stride, p, footprint, footprint, size, dst.length)
     u0, _ = dst.span(core, op, last_elem, hint=hint)  # bounds of the whole UB footprint
-    value = pad.padding_value if pad.is_pad else core.__dict__.get("pad_value")  # set_pad_value's, for is_pad=False
+    if not pad.is_pad and footprint > p.block_len:  # pad bytes with set_pad_value's value
+        corestate.read(core, "pad_value", op)
+    value = pad.padding_value if pad.is_pad else core.pad_value  # set_pad_value's, for is_pad=False
     fill = None if value is None else np.frombuffer(dtypes.to_scalar(value, dst.dtype).tobytes(), np.uint8)
     copies, pads, reads, writes, undefined = [], [], [], [], []
     gm_hint = _gm_stride_hint("src_stride", p.src_stride)
@@ -459,18 +467,23 @@ def _pad_in(core, op: str, dst: LocalTensor, src: GlobalTensor, p: DataCopyExtPa
                 pads.append((a, z))
                 (undefined if fill is None else writes).append(dst.access(a, z))
 
+    to, frm = _memory(core, dst), _memory(core, src)
+
     def effect():
         for data0, data1, g0, g1 in copies:
-            core.ub[data0:data1] = src.gm.data[g0:g1]
+            to[data0:data1] = frm[g0:g1]
         for a, z in pads:
-            core.ub[a:z] = _POISON if fill is None else np.resize(fill, z - a)
+            to[a:z] = POISON if fill is None else np.resize(fill, z - a)
 
     core.record(op, Pipe.MTE2, reads=tuple(reads), writes=tuple(writes), undefined=tuple(undefined),
                 count=p.block_count * p.block_len // size, nbytes=p.block_count * p.block_len, dtype=dst.dtype.name,
                 effect=effect)
 
 
-def _pad_out(core, op: str, dst: GlobalTensor, src: LocalTensor, p: DataCopyExtParams) -> None:
+@copy_handler(Mem.UB, Mem.GM, PAD)
+def _pad_out(core, op: str, dst: GlobalTensor, src: LocalTensor, p: DataCopyExtParams, pad=None) -> None:
+    """UB -> GM: exactly ``block_len`` bytes per block, under the store atomics; ``pad`` is accepted and unused
+    (nothing is padded on the way out, module doc)."""
     size = src.dtype.sizeof()
     check_ub_aligned(core, op, src)
     ub_step = -(-p.block_len // BLOCK) * BLOCK + p.src_stride * BLOCK
@@ -487,25 +500,31 @@ def _pad_out(core, op: str, dst: GlobalTensor, src: LocalTensor, p: DataCopyExtP
         reads.append(src.access(u0, u1))
         writes.append(atomic.mark(dst.access(g0, g1), mode))
 
+    to, frm = _memory(core, dst), _memory(core, src)
+
     def effect():
         for g0, g1, u0, u1 in copies:
-            dst.gm.data[g0:g1] = atomic.combine(mode, dst.gm.data[g0:g1], core.ub[u0:u1])
+            to[g0:g1] = atomic.combine(mode, to[g0:g1], frm[u0:u1])
 
     core.record(op, Pipe.MTE3, reads=tuple(reads) + atomic.gm_reads(writes), writes=tuple(writes),
                 count=p.block_count * p.block_len // size,
                 nbytes=p.block_count * p.block_len, dtype=src.dtype.name, effect=effect)
 
 
-def _direction(core, op: str, dst, src) -> Pipe:
-    kinds = (type(dst), type(src))
-    if kinds == (LocalTensor, GlobalTensor):
-        return Pipe.MTE2
-    if kinds == (GlobalTensor, LocalTensor):
-        return Pipe.MTE3
-    if kinds == (LocalTensor, LocalTensor):
-        return Pipe.V
-    raise core.error(op, f"cannot copy {kinds[1].__name__} -> {kinds[0].__name__}: the destination comes first and one "
-                         "side must be a LocalTensor (GM -> GM has no data path)")
+def _path(core, op: str, dst, src, form: str) -> DataPath:
+    """The data path from ``src``'s memory space to ``dst``'s (``fusekit.machine.paths``): its pipe and rules.
+
+    Raises:
+        KernelError: an argument is not a tensor, or the machine has no path between the spaces (GM -> GM).
+    """
+    path = path_between(getattr(src, "space", None), getattr(dst, "space", None))
+    if path is not None:
+        return path
+    if isinstance(dst, (LocalTensor, GlobalTensor)) and isinstance(src, (LocalTensor, GlobalTensor)) and \
+            not (dst.space.is_global and src.space.is_global):
+        raise core.error(op, f"there is no data path {src.space.name} -> {dst.space.name} for {form} copies")
+    raise core.error(op, f"cannot copy {type(src).__name__} -> {type(dst).__name__}: the destination comes first and "
+                         "one side must be a LocalTensor (GM -> GM has no data path)")
 
 
 def _same_dtype(core, op: str, dst, src) -> None:
@@ -550,7 +569,8 @@ def _field(value) -> int:
 
 
 def _memory(core, tensor) -> np.ndarray:
-    return core.ub if isinstance(tensor, LocalTensor) else tensor.gm.data
+    """The bytes ``tensor`` lies in: its GM buffer, or the arena of its local space on ``core``."""
+    return tensor.gm.data if tensor.space.is_global else core.arenas[tensor.space]
 
 
 # ---- data_copy_pad's DataCopyParams form (DataCopyPadParams) -------------------------------------
@@ -671,8 +691,9 @@ def _data_copy_slice(dst, src, args: tuple, kwargs: dict) -> None:
     except TypeError as exc:
         raise core.error(op, f"data_copy slice form is (dst, src, slice_list1: list[asc.SliceInfo] (dst), "
                              f"slice_list2: list[asc.SliceInfo] (src), dim_value: int = 1): {exc}") from None
-    pipe = _direction(core, op, dst, src)
-    if pipe is Pipe.V:
+    path = _path(core, op, dst, src, SLICE)
+    pipe = path.pipe
+    if SLICE not in path.forms:
         raise core.error(op, f"the slice form copies GM -> UB (VECIN) or UB (VECOUT) -> GM only ({_SLICE_PAGE} "
                              "功能说明); between UB tensors use the DataCopyParams form")
     _same_dtype(core, op, dst, src)
@@ -702,7 +723,7 @@ def _data_copy_slice(dst, src, args: tuple, kwargs: dict) -> None:
                              f"{len(d_bursts)} ({d_n} per row): Ascend C copies each source row's bursts to one "
                              "destination row, so both must select the same number of bursts per row and of rows")
     n = src_info[0].burst_len * per  # elements per burst
-    ub, ub_bursts = (dst, d_bursts) if pipe is Pipe.MTE2 else (src, s_bursts)
+    ub, ub_bursts = (src, s_bursts) if dst.space.is_global else (dst, d_bursts)  # the local side
     check_ub_aligned(core, op, ub)
     for first in ub_bursts:
         if first * size % BLOCK:
@@ -717,7 +738,7 @@ def _data_copy_slice(dst, src, args: tuple, kwargs: dict) -> None:
         s0, s1 = src.span(core, op, n, first=s_first, hint=hint)
         copies.append((d0, d1, s0, s1))
     to, frm = _memory(core, dst), _memory(core, src)
-    mode = atomic.store_mode(core, op, dst) if pipe is Pipe.MTE3 else None
+    mode = atomic.store_mode(core, op, dst) if path.store_atomics else None
 
     def effect():
         for d0, d1, s0, s1 in copies:

@@ -91,7 +91,7 @@ class TPipe(_Named):
 
     def __init__(self):
         core = current("TPipe")
-        if core.__dict__.get("allocator") is not None:
+        if core.allocator is not None:
             raise core.error("TPipe", "this kernel places UB tensors with a LocalMemAllocator, which cannot be mixed "
                                       "with a TPipe (LocalMemAllocator简介.md): use one or the other")
         if core.pipe is not None:
@@ -143,10 +143,10 @@ class TPipe(_Named):
         for que in core.queues:
             if que.pipe is self:
                 que.detach()
-        for buf in core.__dict__.get("tbufs", ()):
+        for buf in core.tbufs:
             if buf.pipe is self:
                 buf.pipe = None
-        for pool in core.__dict__.get("bufpools", ()):
+        for pool in core.bufpools:
             if pool.pipe is self:
                 pool.detach()
 
@@ -547,7 +547,7 @@ class TBuf(_Named):
 
     def __init__(self, pos: TPosition = TPosition.VECCALC):  # pyasc's parameter name
         core = current("TBuf")
-        core.__dict__.setdefault("tbufs", []).append(self)  # so TPipe.destroy / reset can detach it
+        core.tbufs.append(self)  # so TPipe.destroy / reset can detach it
         self.core, self.position = core, pos
         self.name = "TBuf"
         self.pipe = None
@@ -645,7 +645,7 @@ class TBufPool(_Named):
                 not 1 <= buf_id_size <= MAX_POOL_BUFFERS:
             raise core.error("TBufPool", f"buf_id_size={buf_id_size!r}: 1 to {MAX_POOL_BUFFERS} buffers "
                                          "(TBufPool构造函数.md)")
-        core.__dict__.setdefault("bufpools", []).append(self)
+        core.bufpools.append(self)
         self.core, self.position, self.buf_id_size = core, pos, int(buf_id_size)
         self.name = f"TBufPool#{len(core.bufpools) - 1}"
         self.pipe = None

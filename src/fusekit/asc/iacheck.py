@@ -59,7 +59,7 @@ def check_local_memory_ia(check_params: CheckLocalMemoryIAParam) -> None:
     for name in ("start_addr", "end_addr"):
         if not 0 <= int(getattr(p, name)) <= MAX_ADDR:
             raise core.error(op, f"{name}={getattr(p, name)!r}: in 32 B units, 0..{MAX_ADDR} (CheckLocalMemoryIA(ISASI).md)")
-    registers = core.__dict__.setdefault("ia_checks", {})
+    registers = core.ia_checks
     if p.is_enable:
         registers[int(p.enable_bit)] = p
     else:
@@ -70,7 +70,7 @@ def check_local_memory_ia(check_params: CheckLocalMemoryIAParam) -> None:
 def watch(core, op: str, pipe: Pipe, reads, writes) -> None:
     """Raise the exception an enabled register takes for these UB accesses (called by ``Core.record``)."""
     kind = _KIND.get(pipe)
-    for bit, p in sorted(core.__dict__.get("ia_checks", {}).items()):
+    for bit, p in sorted(core.ia_checks.items()):
         lo, hi = int(p.start_addr) * 32, int(p.end_addr) * 32
         for what, accesses in (("read", reads), ("write", writes)):
             if not getattr(p, f"is_{kind}_{what}", False):

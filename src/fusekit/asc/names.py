@@ -130,6 +130,6 @@ def write_names_file(asc: types.ModuleType, path: Path = PYASC_NAMES_FILE) -> No
 
 
 if __name__ == "__main__":
-    from fusekit.bridge import require_pyasc
+    from fusekit.pyasc.bridge import require_pyasc
 
     write_names_file(require_pyasc(), Path(sys.argv[1]) if len(sys.argv) > 1 else PYASC_NAMES_FILE)

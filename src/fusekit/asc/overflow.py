@@ -24,7 +24,7 @@ _FLOATS = {np.dtype(np.float16), np.dtype(np.float32), np.dtype(ml_dtypes.bfloat
 
 def mode_of(core) -> str:
     """The overflow mode ``core`` runs in (the launch's choice, else its SoC's default)."""
-    return getattr(core, "overflow", None) or core.soc.overflow_default
+    return core.overflow or core.soc.overflow_default
 
 
 def saturate(x: np.ndarray, dtype) -> np.ndarray:

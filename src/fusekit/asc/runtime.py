@@ -21,27 +21,27 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
+from fusekit.machine import CoreState, Mem
 from fusekit.soc import SoC, get_soc
 
 from . import dtypes
 from . import overflow as overflow_modes
+from .errorkind import ErrorKind
 from .scalar import int32
 from .trace import Access, GmBuffer, Instr, Pipe, Sync, Trace
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 MAX_CORE_NUM = 65535  # blockDim is a uint16 launch parameter (AD-G 核函数/调用核函数)
 _ASC_DIR = os.path.dirname(os.path.abspath(__file__))
-_POISON = 0xFF  # all-ones bytes read as NaN in every float type and -1 in signed integers
 
 
 class KernelError(RuntimeError):
     """A kernel broke a rule of the hardware or of the Ascend C API.
 
     Attributes:
-        kind: what went wrong, for tools: ``out-of-bounds``, ``misaligned``, ``unaligned-length``,
-            ``partial-overlap``, ``ub-overflow``, ``leak``, ``double-free``, ``illegal-free``,
-            ``foreign-tensor``, ``illegal-enque``, ``deadlock``, ``unsupported``, ``overflow`` (scalar
-            integer arithmetic that wraps, ``scalar.py``) or ``api`` (misuse).
+        kind: what went wrong, for tools: an :class:`~fusekit.asc.errorkind.ErrorKind` (``out-of-bounds``,
+            ``misaligned``, ``partial-overlap``, ``deadlock``, ``unsupported``, ``api`` ...), which compares
+            equal to its string and names the sanitizer tool that reports it; the constructor takes either.
         core: block index of the failing core, or None for launch-time errors.
         op: the API call that failed.
         file, line: where the kernel source made the call.
@@ -55,7 +55,7 @@ class KernelError(RuntimeError):
                  tensor: str = "", start: int | None = None, stop: int | None = None, kind: str = "api",
                  mem: str = "", buffer: str = "", byte_range: tuple[int, int] | None = None,
                  pipes: tuple[str, ...] = ()):
-        self.op, self.detail, self.core, self.kind = op, detail, core, kind
+        self.op, self.detail, self.core, self.kind = op, detail, core, ErrorKind(kind)
         self.mem, self.buffer, self.byte_range, self.pipes = mem, buffer, byte_range, pipes
         self.trace: Trace | None = None  # what the launch executed before the error
         self.file, self.line, self.tensor, self.start, self.stop = file, line, tensor, start, stop
@@ -77,8 +77,9 @@ def kernel_frame():
 ACCESS_FAULTS = frozenset({"out-of-bounds", "misaligned"})
 
 
-class Core:
-    """One AIV core during a launch: block index, UB arena, recorded instructions.
+class Core(CoreState):
+    """One AIV core during a launch: its architectural state (registers and one arena per local memory space,
+    declared in ``fusekit.machine.state.CoreState``), block index, recorded instructions, the launch's hooks.
 
     ``faults``: None (a plain launch: the first fault raises), or the list that collects access
     faults (:data:`ACCESS_FAULTS`) while the kernel goes on (see :meth:`fault`).
@@ -86,6 +87,8 @@ class Core:
 
     def __init__(self, idx: int, block_num: int, soc: SoC, strict: bool, log: list[str] | None = None,
                  executor: "Executor | None" = None, faults: "list | None" = None):
+        CoreState.__init__(self)
+        self.make_arenas(soc)
         self.idx = idx
         self.faults = faults
         self.executor = executor
@@ -93,7 +96,7 @@ class Core:
         self.block_num = block_num
         self.soc = soc
         self.strict = strict
-        self.ub = np.full(soc.ub_bytes, _POISON, dtype=np.uint8)
+        self.ub = self.arenas[Mem.UB]  # the UB arena, by its short name (the vector instructions' memory)
         self.instrs: list[Instr] = []
         self.pipe = None      # the core's TPipe, once constructed
         self.queues: list = []
@@ -115,10 +118,10 @@ class Core:
         ``nbytes`` and ``repeats`` are stored as plain ints (kernel scalars are typed, ``scalar.py``).
         ``frame``: the caller's :func:`kernel_frame`, when it has it already (saves a second stack walk).
         """
-        if self.__dict__.get("ia_checks"):  # check_local_memory_ia: watched UB ranges raise (iacheck.py)
+        if self.ia_checks:  # check_local_memory_ia: watched UB ranges raise (iacheck.py)
             from .iacheck import watch
             watch(self, op, pipe, reads, writes + undefined)
-        if getattr(self, "auto", None) is not None:  # LocalTensorAuto: the syncs pyasc's compiler inserts
+        if self.auto is not None:  # LocalTensorAuto: the syncs pyasc's compiler inserts
             from .autosync import hook
             hook(self, op, pipe, reads, writes + undefined, sync)
         if frame is None:
@@ -369,7 +372,10 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
             across kernels (atomic mode, vector mask and mask mode, DEQSCALE, pad value, CmpMask) as
             core ``i`` of that launch left them, as when the same physical core runs the next kernel
             (``fusekit.asc.corestate``); cores past that launch's block_dim start reset. A TPipe or
-            ``init_soc_state()`` resets what InitSocState resets (InitSocState.md).
+            ``init_soc_state()`` resets what InitSocState resets (InitSocState.md). The earlier launch
+            must have run on the same SoC (ValueError otherwise); anything else, an empty list included,
+            is a TypeError. An instruction that reads a register still holding the earlier kernel's
+            value is a sanitizer finding ("state inherited", ``fusekit.sanitizer.statecheck``).
 
     Returns:
         LaunchResult with the Trace of every core.
@@ -388,7 +394,7 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
     auto_sync = _auto_sync(kernel, auto_sync)
     from . import corestate  # imports the vector package, which imports this module
 
-    start_states = corestate.states_of(initial_state) if initial_state is not None else []
+    start_states = corestate.states_of(initial_state, spec.name) if initial_state is not None else []
     bound = _bind(kernel, args, kwargs or {})
     gm = {v.gm.name: v.gm for v in bound.values() if isinstance(v, GlobalAddress)}
     trace = Trace(kernel.fn.__name__, spec.name, int(core_num), spec.ub_bytes,
@@ -425,7 +431,7 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
         trace.cores = [cores[i].instrs if i in cores else [] for i in range(int(core_num))]
         trace.overflows = [c.instrs[k] for c in cores.values() for k in c.overflowed]
         ran = [trace.stand_ins.get(i, i) for i in range(int(core_num))]  # an unsimulated core ends as its stand-in
-        trace.end_state = [corestate.snapshot(cores[j]) if j in cores else corestate.CoreState() for j in ran]
+        trace.end_state = [corestate.snapshot(cores[j]) if j in cores else corestate.EndState() for j in ran]
     _copy_back(gm.values(), trace)
     return LaunchResult(trace, time.perf_counter() - started)
 
@@ -539,9 +545,8 @@ def _run_sequentially(indices, make_core: Callable[[int], Core], body: Callable[
 def _write_back(core: Core) -> None:
     """A core's dirty data-cache lines reach GM (``cache.py``): when a sequentially run core ends,
     or, for cores that synchronise with sync_all (run concurrently), when the launch ends."""
-    cache = core.__dict__.get("dcache")
-    if cache is not None:
-        cache.flush()
+    if core.dcache is not None:
+        core.dcache.flush()
 
 
 class _NeedsScheduler(BaseException):
@@ -701,11 +706,11 @@ class _Scheduler:
 
 
 def _finish(core: Core) -> None:
-    """End of a core's kernel: pending effects land, every queue buffer must be free, the UB is dropped."""
+    """End of a core's kernel: pending effects land, every queue buffer must be free, its local memories are dropped."""
     if core.executor is not None:
         core.executor.end_core(core.idx)
     for que in core.queues:
         que.check_released()
-    core.ub = None
+    core.ub, core.arenas = None, {}
     if core.progress is not None:
         core.progress()

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import enum
 
+from fusekit.machine import PIPES, Ordering, hard_events, pipe_ids
+
 from .runtime import current
 from .scalar import int32
 from .tensor import LocalTensor
@@ -16,29 +18,16 @@ from .trace import Pipe, Sync, SyncKind
 EVENT_IDS = 8  # event ids 0..7 per HardEvent; 6 and 7 are reserved for the framework
 
 
-class PipeID(enum.Enum):
-    PIPE_S = Pipe.S
-    PIPE_V = Pipe.V
-    PIPE_MTE2 = Pipe.MTE2
-    PIPE_MTE3 = Pipe.MTE3
-    PIPE_ALL = "ALL"
+# PipeID and HardEvent are derived from the machine's pipe table (fusekit.machine.pipes), so a new pipe brings its
+# PIPE_<name> and its <src>_<dst> events with it
+PipeID = enum.Enum("PipeID", pipe_ids(), module=__name__)
+PipeID.__doc__ = "``PipeID``: ``PIPE_<pipe>`` for each pipe (the member's value is the pipe), and ``PIPE_ALL``."
 
+HardEvent = enum.Enum("HardEvent", hard_events(), module=__name__)
+HardEvent.__doc__ = "``HardEvent::SRC_DST``: a flag set by the SRC pipe and waited on by the DST pipe."
 
-class HardEvent(enum.Enum):
-    """``HardEvent::SRC_DST``: a flag set by the SRC pipe and waited on by the DST pipe."""
-
-    S_V = (Pipe.S, Pipe.V)
-    S_MTE2 = (Pipe.S, Pipe.MTE2)
-    S_MTE3 = (Pipe.S, Pipe.MTE3)
-    V_S = (Pipe.V, Pipe.S)
-    V_MTE2 = (Pipe.V, Pipe.MTE2)
-    V_MTE3 = (Pipe.V, Pipe.MTE3)
-    MTE2_S = (Pipe.MTE2, Pipe.S)
-    MTE2_V = (Pipe.MTE2, Pipe.V)
-    MTE2_MTE3 = (Pipe.MTE2, Pipe.MTE3)
-    MTE3_S = (Pipe.MTE3, Pipe.S)
-    MTE3_V = (Pipe.MTE3, Pipe.V)
-    MTE3_MTE2 = (Pipe.MTE3, Pipe.MTE2)
+# the pipes a PipeBarrier can order: all but those in order by themselves (PIPE_S has no barrier, PipeBarrier(ISASI).md)
+_BARRIERED = tuple(p for p in PIPES if p.ordering is not Ordering.ALWAYS)
 
 
 def get_block_idx() -> int:
@@ -55,8 +44,9 @@ def pipe_barrier(pipe: PipeID) -> None:
     """``PipeBarrier<pipe>``: later instructions of ``pipe`` wait for its earlier ones. PIPE_S is not allowed."""
     core, op = current("pipe_barrier"), "pipe_barrier"
     if not isinstance(pipe, PipeID) or pipe is PipeID.PIPE_S:
-        raise core.error(op, f"pipe_barrier takes PipeID.PIPE_V, PIPE_MTE2, PIPE_MTE3 or PIPE_ALL, got {pipe!r}")
-    for p in ((Pipe.V, Pipe.MTE2, Pipe.MTE3) if pipe is PipeID.PIPE_ALL else (pipe.value,)):
+        raise core.error(op, f"pipe_barrier takes PipeID.{', '.join(f'PIPE_{p.name}' for p in _BARRIERED)} or PIPE_ALL, "
+                             f"got {pipe!r}")
+    for p in (_BARRIERED if pipe is PipeID.PIPE_ALL else (pipe.value,)):
         core.record(op, p, sync=Sync(SyncKind.BARRIER, p, p, (pipe.name,)))
 
 

@@ -193,7 +193,7 @@ def get_sys_workspace():
         KernelError: no workspace was set: on the NPU the pointer would be null.
     """
     core = _scalar("get_sys_workspace")
-    workspace = core.__dict__.get("sys_workspace")
+    workspace = core.sys_workspace
     if workspace is None:
         raise core.error("get_sys_workspace", "no system workspace: pass a GM buffer to the kernel and call "
                                               "asc.set_sys_workspace(workspace) first (SetSysWorkSpace.md: only "

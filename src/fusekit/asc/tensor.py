@@ -1,4 +1,8 @@
-"""GlobalTensor (a bounded view of a GM buffer) and LocalTensor (a range of one core's UB).
+"""GlobalTensor (a bounded view of a GM buffer) and LocalTensor (a range of one core's local memory, the UB on
+an AIV core).
+
+Each tensor reads and writes the memory of its space (``fusekit.machine.spaces``): a GlobalTensor the GM buffer
+of a kernel argument, a LocalTensor the arena its space has on its core (``Core.arenas``).
 
 Bounds are the simulator's: on the NPU an access past a view silently reads or corrupts
 neighbouring memory; here it raises :class:`KernelError` naming core, tensor, element range and
@@ -15,7 +19,9 @@ from . import dtypes
 from .cache import cache_of
 from .runtime import GlobalAddress, GmArray, KernelError, current, kernel_frame
 from .scalar import is_integer_dtype, typed
-from .trace import Access, Mem, Pipe
+from fusekit.machine import Mem, space_at
+
+from .trace import Access, Pipe
 
 
 def _offset(key, op: str) -> int:
@@ -51,6 +57,7 @@ class GlobalTensor:
     """``AscendC::GlobalTensor<T>``: a typed view of a GM buffer set by :meth:`set_global_buffer`."""
 
     __slots__ = ("gm", "base", "size", "offset", "l2_hint", "sized", "shape_info")
+    space = Mem.GM
 
     def __init__(self):
         self.gm: GmArray | None = None
@@ -188,7 +195,7 @@ class GlobalTensor:
         return lo * size, hi * size
 
     def access(self, start: int, stop: int) -> Access:
-        return Access(Mem.GM, self.gm.name, start, stop, self.gm.name, l2=self.l2_hint)
+        return Access(self.space, self.gm.name, start, stop, self.gm.name, l2=self.l2_hint)
 
     def describe(self, count: int) -> dict:
         """KernelError location fields for ``count`` elements from here."""
@@ -205,15 +212,16 @@ class GlobalTensor:
 
 
 class LocalTensor:
-    """``AscendC::LocalTensor<T>``: ``length`` elements of ``dtype`` at byte ``addr`` of a core's UB.
+    """``AscendC::LocalTensor<T>``: ``length`` elements of ``dtype`` at byte ``addr`` of a core's local memory
+    ``space`` (the UB on an AIV core).
 
-    Kernels get one from a queue or TBuf, or, as pyasc allows, place one at a UB address themselves:
+    Kernels get one from a queue or TBuf, or, as pyasc allows, place one at an address themselves:
     ``asc.LocalTensor(dtype, asc.TPosition.VECIN, addr, tile_size)`` (no TPipe manages it, so its
-    synchronisation is the kernel's own). ``owner`` is the queue buffer (slot) or TBuf it came from;
-    ``name`` is how messages call it.
+    synchronisation is the kernel's own); the position gives the space (``fusekit.machine.space_at``).
+    ``owner`` is the queue buffer (slot) or TBuf it came from; ``name`` is how messages call it.
     """
 
-    __slots__ = ("core", "addr", "length", "dtype", "name", "owner", "site", "tag", "shape_info", "position")
+    __slots__ = ("core", "addr", "length", "dtype", "name", "owner", "site", "tag", "shape_info", "position", "space")
 
     def __init__(self, dtype, pos=None, addr: int = 0, tile_size: int = 0):
         core, op = current("LocalTensor"), "LocalTensor"
@@ -221,19 +229,23 @@ class LocalTensor:
         if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0 for v in (addr, tile_size)):
             raise core.error(op, f"LocalTensor(dtype, pos, addr, tile_size) needs a byte address >= 0 and a length >= 0, "
                                  f"got addr={addr!r}, tile_size={tile_size!r}")
-        if addr + tile_size * dtype.sizeof() > core.soc.ub_bytes:
-            raise core.error(op, f"LocalTensor at UB byte {addr} with {tile_size} x {dtype.name} ends past the "
-                                 f"{core.soc.ub_bytes} B of UB", kind="ub-overflow")
-        self.core, self.addr, self.length, self.dtype = core, int(addr), int(tile_size), dtype
-        self.name, self.owner, self.site = f"UB@{addr}", None, _site(self.addr, f"LocalTensor at UB byte {addr}")
+        space = space_at(core.kind.name, getattr(pos, "name", None))
+        if addr + tile_size * dtype.sizeof() > space.size(core.soc):
+            raise core.error(op, f"LocalTensor at {space.name} byte {addr} with {tile_size} x {dtype.name} ends past the "
+                                 f"{space.size(core.soc)} B of {space.name}", kind="ub-overflow")
+        self.core, self.addr, self.length, self.dtype, self.space = core, int(addr), int(tile_size), dtype, space
+        self.name, self.owner = f"{space.name}@{addr}", None
+        self.site = _site(self.addr, f"LocalTensor at {space.name} byte {addr}", space.alignment)
         self.position = pos
 
     @classmethod
-    def at(cls, core, addr: int, length: int, dtype: dtypes.DataType, name: str, owner=None) -> "LocalTensor":
-        """A tensor over ``length`` elements at UB byte ``addr`` of ``core`` (how queues and buffers make them)."""
+    def at(cls, core, addr: int, length: int, dtype: dtypes.DataType, name: str, owner=None,
+           space=Mem.UB) -> "LocalTensor":
+        """A tensor over ``length`` elements at byte ``addr`` of ``core``'s ``space`` (how queues and buffers make
+        them)."""
         tensor = cls.__new__(cls)
-        tensor.core, tensor.addr, tensor.length, tensor.dtype, tensor.name, tensor.owner, tensor.site = \
-            core, addr, length, dtype, name, owner, None
+        tensor.core, tensor.addr, tensor.length, tensor.dtype, tensor.name, tensor.owner, tensor.site, tensor.space = \
+            core, addr, length, dtype, name, owner, None, space
         return tensor
 
     def __getitem__(self, key) -> "LocalTensor":
@@ -255,8 +267,10 @@ class LocalTensor:
             off = min(max(off, 0), self.length)  # under the sanitizer: clipped, and the kernel goes on
         name = f"{self.name}[{off}:]" if off else self.name
         sub = LocalTensor.at(self.core, self.addr + off * self.dtype.sizeof(), self.length - off, self.dtype, name,
-                             self.owner)
-        sub.site = self.site if off * self.dtype.sizeof() % 32 == 0 else _site(sub.addr, f"{name} (UB byte {sub.addr})")
+                             self.owner, self.space)
+        align = self.space.alignment
+        sub.site = self.site if off * self.dtype.sizeof() % align == 0 else \
+            _site(sub.addr, f"{name} ({self.space.name} byte {sub.addr})", align)
         return sub
 
     def get_length(self) -> int:
@@ -281,18 +295,18 @@ class LocalTensor:
         self.length = int(size)
 
     def _buffer_bytes(self) -> int:
-        """Bytes from this tensor's address to the end of its buffer (queue slot, TBuf, or the UB)."""
+        """Bytes from this tensor's address to the end of its buffer (queue slot, TBuf, or its whole space)."""
         owner = self.owner
         in_queue = "queue" in getattr(type(owner), "__slots__", ())  # a queue's buffer (fwk._Slot); a TBuf has nbytes
         base, nbytes = ((owner.addr, owner.queue.nbytes) if in_queue else
-                        (owner.addr, owner.nbytes) if owner is not None else (0, self.core.soc.ub_bytes))
+                        (owner.addr, owner.nbytes) if owner is not None else (0, self.space.size(self.core.soc)))
         return base + nbytes - self.addr
 
     def get_phy_addr(self, offset: int = 0) -> int:
-        """``GetPhyAddr(offset)``: UB byte address of element ``offset`` (uint64 scalar)."""
+        """``GetPhyAddr(offset)``: byte address of element ``offset`` in the tensor's space (uint64 scalar)."""
         addr = self.addr + int(offset) * self.dtype.sizeof()
         # pyasc types an address list by the tensor its get_phy_addr came from (trans_data_to_5hd, basic/vec_5hd.py)
-        self.core.__dict__.setdefault("phy_addr_dtypes", {})[addr] = self.dtype
+        self.core.phy_addr_dtypes[addr] = self.dtype
         return typed(addr, dtypes.uint64)
 
     def get_position(self):
@@ -336,7 +350,7 @@ class LocalTensor:
         if int(offset) < 0 or room < 0:
             raise core.error("set_addr_with_offset", f"offset {offset} x {src.dtype.name} from {src.name} passes the "
                                                      "end of its buffer", kind="out-of-bounds", tensor=src.name)
-        self.core, self.addr, self.owner = src.core, src.addr + shift, src.owner
+        self.core, self.addr, self.owner, self.space = src.core, src.addr + shift, src.owner, src.space
         self.length = min(src.length * src.dtype.sizeof(), room) // self.dtype.sizeof()
         self.name = f"{src.name}+{offset}"
         self.site = None
@@ -371,7 +385,7 @@ class LocalTensor:
         start, stop = self.span(core, "to_file", self.length)
 
         def effect():
-            core.ub[start:stop].tofile(str(file_name))
+            core.arenas[self.space][start:stop].tofile(str(file_name))
 
         core.record("to_file", Pipe.S, reads=(self.access(start, stop),), count=self.length, nbytes=stop - start,
                     dtype=self.dtype.name, effect=effect)
@@ -400,7 +414,7 @@ class LocalTensor:
         """The same bytes seen as ``dtype``."""
         dtype = dtypes.as_dtype(dtype)
         cast = LocalTensor.at(self.core, self.addr, self.length * self.dtype.sizeof() // dtype.sizeof(), dtype,
-                              self.name, self.owner)
+                              self.name, self.owner, self.space)
         cast.site = self.site
         return cast
 
@@ -411,7 +425,8 @@ class LocalTensor:
         if where is None:  # out of bounds under the sanitizer: the fault is collected, the value is garbage
             return _garbage(self.dtype)
         start, stop = where
-        return _scalar_read(core, self.access(start, stop), lambda: core.ub[start:stop], self.dtype)
+        memory = core.arenas[self.space]
+        return _scalar_read(core, self.access(start, stop), lambda: memory[start:stop], self.dtype)
 
     def set_value(self, index: int, value) -> None:
         """Scalar write of element ``index`` on PIPE_S; ``value`` is converted to the dtype."""
@@ -421,21 +436,23 @@ class LocalTensor:
             return
         start, stop = where
         element = dtypes.to_scalar(value, self.dtype)
+        memory = core.arenas[self.space]
 
         def effect():
-            core.ub[start:stop].view(self.dtype.np)[0] = element
+            memory[start:stop].view(self.dtype.np)[0] = element
 
         core.record("set_value", Pipe.S, writes=(self.access(start, stop),), count=1, nbytes=stop - start,
                     dtype=self.dtype.name, effect=effect)
 
     def span(self, core, op: str, count: int, first: int = 0, hint: str = "") -> tuple[int, int]:
-        """UB byte range of elements ``[first, first + count)``, checked against the tensor's length.
+        """Byte range (in the tensor's space) of elements ``[first, first + count)``, checked against its length.
 
         ``hint`` replaces the default advice in an out-of-bounds message (e.g. a stride's unit).
         """
         first, count = int(first), int(count)
         if core is not self.core:
-            raise core.error(op, f"{self.name} belongs to aiv({self.core.idx})'s UB, not this core's", kind="out-of-bounds")
+            raise core.error(op, f"{self.name} belongs to aiv({self.core.idx})'s {self.space.name}, not this core's",
+                             kind="out-of-bounds")
         size = self.dtype.sizeof()
         if first < 0 or count < 0 or first + count > self.length:
             raise core.error(op, f"accesses {self.name} elements [{first}, {first + count}) but the tensor has "
@@ -445,20 +462,20 @@ class LocalTensor:
         return self.addr + first * size, self.addr + (first + count) * size
 
     def access(self, start: int, stop: int) -> Access:
-        return Access(Mem.UB, "UB", start, stop, self.name)
+        return Access(self.space, self.space.name, start, stop, self.name)
 
     def describe(self, count: int, first: int = 0) -> dict:
         """KernelError location fields for elements ``[first, first + count)`` of this tensor."""
         size = self.dtype.sizeof()
-        return dict(tensor=self.name, start=first, stop=first + count, mem="UB", buffer="UB",
+        return dict(tensor=self.name, start=first, stop=first + count, mem=self.space.name, buffer=self.space.name,
                     byte_range=(self.addr + first * size, self.addr + (first + count) * size))
 
     def array(self, count: int) -> np.ndarray:
         """numpy view of the first ``count`` elements (no checks: call :meth:`span` first)."""
-        return self.core.ub[self.addr:self.addr + count * self.dtype.sizeof()].view(self.dtype.np)
+        return self.core.arenas[self.space][self.addr:self.addr + count * self.dtype.sizeof()].view(self.dtype.np)
 
     def __repr__(self) -> str:
-        return f"LocalTensor({self.name}: {self.length} x {self.dtype.name} at UB+{self.addr})"
+        return f"LocalTensor({self.name}: {self.length} x {self.dtype.name} at {self.space.name}+{self.addr})"
 
 
 def _scalar_read(core, access: Access, load, dtype: dtypes.DataType):
@@ -492,16 +509,17 @@ def _garbage(dtype: dtypes.DataType):
     return typed(value, dtype) if is_integer_dtype(dtype) else value
 
 
-def _site(addr: int, what: str):
-    """Where a UB tensor not on a 32 B boundary was made: (file, line, what), or None if aligned."""
-    if addr % 32 == 0:
+def _site(addr: int, what: str, alignment: int = Mem.UB.alignment):
+    """Where a local tensor not on its space's operand boundary was made: (file, line, what), or None if aligned."""
+    if addr % alignment == 0:
         return None
     frame = kernel_frame()
     return (frame.f_code.co_filename, frame.f_lineno, what) if frame else ("", 0, what)
 
 
 def check_ub_aligned(core, op: str, tensor: LocalTensor) -> None:
-    """UB operand addresses must be 32-byte aligned (AD-API DataCopy and 通用说明和约束.md).
+    """Local operand addresses must be aligned to their space's boundary: 32 B in UB (AD-API DataCopy and
+    通用说明和约束.md; ``MemSpace.alignment``).
 
     Under the sanitizer (``Core.fault``) the error is collected instead and the access goes on at
     the given address, so that later faults are reported too.
@@ -510,10 +528,12 @@ def check_ub_aligned(core, op: str, tensor: LocalTensor) -> None:
         KernelError (kind ``misaligned``) located at the kernel line that made the unaligned
         sub-tensor or placement, naming the instruction that used it.
     """
-    if tensor.addr % 32:
-        step = 32 // tensor.dtype.sizeof()
-        detail = (f"{tensor.name} starts at UB byte {tensor.addr}, not 32-byte aligned: UB operands must start on "
-                  f"a 32 B boundary; use an offset that is a multiple of {step} elements")
+    space = tensor.space
+    if tensor.addr % space.alignment:
+        step = max(space.alignment // tensor.dtype.sizeof(), 1)
+        detail = (f"{tensor.name} starts at {space.name} byte {tensor.addr}, not {space.alignment}-byte aligned: "
+                  f"{space.name} operands must start on a {space.alignment} B boundary; use an offset that is a "
+                  f"multiple of {step} elements")
         site = getattr(tensor, "site", None)
         if site is None or not site[0]:
             core.fault(core.error(op, detail, tensor=tensor.name, kind="misaligned"))
@@ -523,7 +543,8 @@ def check_ub_aligned(core, op: str, tensor: LocalTensor) -> None:
         core.fault(KernelError(op, f"{detail}. It was made here, at {site[0]}:{site[1]}{used}; a sub-tensor at any "
                               "offset is fine for get_value / set_value only",
                           core=core.idx, file=site[0], line=site[1], tensor=tensor.name, kind="misaligned",
-                          mem="UB", buffer="UB", byte_range=(tensor.addr, tensor.addr + tensor.dtype.sizeof())))
+                          mem=space.name, buffer=space.name,
+                          byte_range=(tensor.addr, tensor.addr + tensor.dtype.sizeof())))
 
 
 def expect_kind(core, op: str, what: str, value, kind) -> None:

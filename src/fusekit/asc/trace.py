@@ -18,24 +18,10 @@ import enum
 from dataclasses import dataclass, field
 from typing import Iterator
 
-
-class Pipe(enum.Enum):
-    """The instruction pipes of an AIV core (AD-API 核内同步能力概述.md)."""
-
-    S = "S"        # scalar unit: address arithmetic, get_value / set_value
-    V = "V"        # vector unit
-    MTE2 = "MTE2"  # GM -> UB
-    MTE3 = "MTE3"  # UB -> GM
-
-    def __repr__(self) -> str:
-        return f"PIPE_{self.value}"
+from fusekit.machine import Mem, MemSpace, Pipe, PipeSpec  # noqa: F401 - Mem, Pipe: re-exported, as before
 
 
-class Mem(enum.Enum):
-    GM = "GM"
-    UB = "UB"
-
-
+# The pipes and memory spaces are the machine's tables (``fusekit.machine``); the Trace names their rows.
 # Access and Sync are made for almost every simulated instruction: their __init__ sets the slots directly
 # (a frozen dataclass's generated __init__ goes through object.__setattr__, twice as slow); fields,
 # defaults, equality, hashing, repr and immutability are the dataclass's own.
@@ -43,7 +29,8 @@ class Mem(enum.Enum):
 
 @dataclass(frozen=True, slots=True, init=False)
 class Access:
-    """A byte range ``[start, stop)`` of one memory: a GM buffer (by kernel argument name) or UB.
+    """A byte range ``[start, stop)`` of one memory space: a GM buffer (by kernel argument name) or a local space's
+    arena (``buffer`` is the space's name, ``"UB"``).
 
     ``tensor`` names what the kernel called it (``"x1"``, ``"q_x1[1]"``) for messages.
     ``atomic``: for a GM write made while store atomics are on (``fusekit.asc.atomic``), the
@@ -53,7 +40,7 @@ class Access:
     (CACHE_MODE_NORMAL). Only the timing model reads it.
     """
 
-    mem: Mem
+    mem: MemSpace
     buffer: str
     start: int
     stop: int
@@ -61,7 +48,7 @@ class Access:
     atomic: str = ""
     l2: str = ""
 
-    def __init__(self, mem: Mem, buffer: str, start: int, stop: int, tensor: str = "", atomic: str = "",
+    def __init__(self, mem: MemSpace, buffer: str, start: int, stop: int, tensor: str = "", atomic: str = "",
                  l2: str = ""):
         _A_MEM(self, mem)
         _A_BUFFER(self, buffer)
@@ -97,11 +84,11 @@ class Sync:
     """
 
     kind: SyncKind
-    src: Pipe
-    dst: Pipe
+    src: PipeSpec
+    dst: PipeSpec
     event: tuple = ()
 
-    def __init__(self, kind: SyncKind, src: Pipe, dst: Pipe, event: tuple = ()):
+    def __init__(self, kind: SyncKind, src: PipeSpec, dst: PipeSpec, event: tuple = ()):
         _S_KIND(self, kind)
         _S_SRC(self, src)
         _S_DST(self, dst)
@@ -139,7 +126,7 @@ class Instr:
     core: int
     seq: int
     op: str
-    pipe: Pipe
+    pipe: PipeSpec
     reads: tuple[Access, ...] = ()
     writes: tuple[Access, ...] = ()
     undefined: tuple[Access, ...] = ()
@@ -186,7 +173,7 @@ class Trace:
             operands were finite. fusekit watches the ReduceSum count and split forms (a float16 row sum
             overflows long before its elements do); an elementwise overflow shows in the output itself.
         end_state: per core, the registers the NPU keeps for the next kernel as the kernel left them, and
-            the calls that set them (``fusekit.asc.corestate.CoreState``); a later launch may start from
+            the calls that set them (``fusekit.asc.corestate.EndState``); a later launch may start from
             them (``launch(initial_state=)``).
     """
 

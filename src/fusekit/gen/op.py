@@ -343,7 +343,8 @@ class GeneratedOp:
 
     def check(self, *arrays, soc=None, precision: str | None = None, **kwargs) -> dict:
         """Run and compare every output with its own model (``hardware`` or ``fp32``, which it must match
-        bit for bit) and with ``exact`` (:func:`versus_exact`), by ``fusekit.verify.compare``.
+        bit for bit: ``compare(bit_exact=True)``, so one differing element fails and the reason names the
+        first) and with ``exact`` (:func:`versus_exact`), by ``fusekit.verify.compare``.
 
         Returns {output: (own Comparison, exact Comparison)} and the run (:class:`GenRun`) as "run"."""
         from fusekit.verify import compare
@@ -355,7 +356,7 @@ class GeneratedOp:
         rounded, real = self.reference("exact", *arrays, **attrs), self.exact(*arrays, **attrs)
         out = {"run": result}
         for k, y in result.outputs.items():
-            out[k] = (compare(y, own[k], reference=model),
+            out[k] = (compare(y, own[k], reference=model, bit_exact=True),
                       versus_exact(y, rounded[k], real[k], result.variant.program.compute))
         return out
 
@@ -560,7 +561,7 @@ class GeneratedOp:
 
         Raises:
             GraphError: the operator's name is not the snake_case of its OpType, the name msopgen looks the
-                kernel up by (fusekit.opdef), so a CANN project would never find the kernel.
+                kernel up by (fusekit.pyasc.opdef), so a CANN project would never find the kernel.
         """
         from .lower import natural_dtypes
 
@@ -627,10 +628,13 @@ def versus_exact(y: np.ndarray, rounded: np.ndarray, real: np.ndarray, compute: 
     1e-4) from exact: the kernel rounds the value it casts to ``compute`` first, which moves a value within
     that distance of a rounding boundary of the integer grid (x.5 for rint) across it, where exact rounds
     the float64 value once; more than ``floor(1e-4 * n)`` elements beyond that fail (the integer samples'
-    ERROR_TOL, fusekit.verify). A wrap (128 stored as -128) or a wrong scale is many steps off and fails."""
+    ERROR_TOL, fusekit.verify). A wrap (128 stored as -128) or a wrong scale is many steps off and fails.
+    A bool output has no steps and compares exactly (one step would accept every element inverted)."""
     from fusekit.verify import compare, tolerance
 
-    if np.dtype(y.dtype).kind in "biu":
+    if np.dtype(y.dtype) == np.bool_:
+        return compare(y, rounded, reference="exact")
+    if np.dtype(y.dtype).kind in "iu":
         return compare(y, rounded, reference="exact", steps=1, rtol=tolerance(compute))
     return compare(y, rounded, reference="exact", exact=real)
 

@@ -1,7 +1,7 @@
 """A generated operator as Ascend C: its kernel traced by Huawei's pyasc, and its CANN custom-operator project.
 
 :func:`emit` traces one variant's kernel file (the text fusekit runs) with pyasc into MLIR and Ascend C,
-as :mod:`fusekit.emit` does for FusedAddScale: nothing is compiled, and pyasc's kernel cache points
+as :mod:`fusekit.pyasc.emit` does for FusedAddScale: nothing is compiled, and pyasc's kernel cache points
 at a temporary directory for the duration. The compile-time constants (TILE_LENGTH of an elementwise
 kernel, and BUFFER_NUM) are those of a real launch of the operator's *canonical layout*:
 
@@ -11,7 +11,7 @@ kernel, and BUFFER_NUM) are those of a real launch of the operator's *canonical 
   (which inputs are broadcast) comes from this layout: the row geometry -- ROW, GM_ROW, ROW_PAD,
   TILE_ROWS, LOG_ROWS, RTMP -- are ``int`` kernel arguments, so the traced kernel takes any row length.
 
-:func:`write_project` writes msopgen's layout (see :mod:`fusekit.project`, whose CMake, build script
+:func:`write_project` writes msopgen's layout (see :mod:`fusekit.pyasc.project`, whose CMake, build script
 and inlining it reuses): ``op_info.json`` (the dtypes pyasc can emit), ``op_host/<op>_tiling.h``
 (TilingData: fusekit.tiling's fields, then ``row``/``gm_row``/``inv_row``/``row_pad``/``log_rows``/``rtmp``
 for a row-tiled kernel -- ``tile_length`` is TILE_ROWS --, then the attributes), ``op_host/<op>.cpp``
@@ -37,8 +37,10 @@ from pathlib import Path
 import numpy as np
 
 from fusekit.asc import dtypes
-from fusekit.emit import EMITTABLE, Emitted, _check_dtype, _no_pyasc_cache, _trace, _write
-from fusekit.project import HOST_OPDEF, HOST_TILING_SAVE, write_files
+from fusekit.pyasc.bridge import load_rebound, require_pyasc
+from fusekit.pyasc.emit import EMITTABLE, Emitted, check_dtype, no_pyasc_cache, trace_kernel, write_emitted
+from fusekit.pyasc.opdef import MSOPGEN_DTYPES
+from fusekit.pyasc.project import HOST_OPDEF, HOST_TILING_SAVE, Dispatched, kernel_entry, write_project_files
 from fusekit.soc import get_soc
 
 from .op import GeneratedOp
@@ -93,9 +95,7 @@ def emit(op: GeneratedOp, dtype: str = "float16", precision: str = "native", soc
         ValueError: bfloat16 (pyasc 1.1.1 has none), a dtype the operator does not take, a bad row length.
         GraphError: the expression cannot be generated for this dtype / precision / SoC.
     """
-    from fusekit.bridge import load_rebound, require_pyasc
-
-    _check_dtype(dtype)
+    check_dtype(dtype)
     if dtype not in op.dtypes:
         raise ValueError(f"{op.name} takes {', '.join(op.dtypes)}, not {dtype}")
     var, _, kwargs, _ = launch_of(op, dtype, precision, soc, row=row, buffer_num=buffer_num, arrays=arrays)
@@ -103,10 +103,10 @@ def emit(op: GeneratedOp, dtype: str = "float16", precision: str = "native", soc
     constants = {k: kwargs[k] for k, p in params.items() if "ConstExpr" in str(p.annotation)}
     asc = require_pyasc()  # after the arguments are known good, so their errors show without pyasc
     jit = getattr(load_rebound(var.path, asc, also=KERNEL_MODULES), op.name)
-    with _no_pyasc_cache():
-        result = _trace(asc, var.kernel, dtype, constants, jit=jit, gm_dtypes=var.program.gm_dtypes)
+    with no_pyasc_cache():
+        result = trace_kernel(asc, var.kernel, dtype, constants, jit=jit, gm_dtypes=var.program.gm_dtypes)
     if out_dir is not None:
-        result.files = _write(Path(out_dir), result)
+        result.files = write_emitted(Path(out_dir), result)
     return result
 
 
@@ -123,38 +123,29 @@ def write_project(op: GeneratedOp, out_dir: "str | Path", *, row: int = ROW, buf
         PyascMissing: pyasc is not installed.
         ValueError: the operator has no dtype pyasc can emit.
     """
-    from fusekit.project import _BUILD, _README, _TOP_CMAKE
-
     kept = emittable(op)
     if not kept:
         raise ValueError(f"{op.name} takes only {', '.join(op.dtypes)}, which pyasc 1.1.1 cannot emit")
-    launches = {d: launch_of(op, d, "native" if _native(op, d) else "fp32", row=row, buffer_num=buffer_num)
+    launches = {d: launch_of(op, d, "native" if native(op, d) else "fp32", row=row, buffer_num=buffer_num)
                 for d in kept}
-    kernels = {d: emit(op, d, "native" if _native(op, d) else "fp32", row=row, buffer_num=buffer_num) for d in kept}
+    kernels = {d: emit(op, d, "native" if native(op, d) else "fp32", row=row, buffer_num=buffer_num) for d in kept}
     info = op.op_info()
     columns = [i for i, d in enumerate(op.dtypes) if d in kept]
     for tensor in info[0]["input_desc"] + info[0]["output_desc"]:
         tensor["type"] = [tensor["type"][i] for i in columns]
         tensor["format"] = [tensor["format"][i] for i in columns]
-    name, out = op.name, Path(out_dir)
-    files = {
-        "op_info.json": json.dumps(info, indent=2) + "\n",
-        f"op_host/{name}_tiling.h": tiling_header(op, launches),
-        f"op_host/{name}.cpp": host_source(op, kept, launches),
-        f"op_kernel/{name}.cpp": kernel_source(op, kept, launches, kernels),
-        "CMakeLists.txt": _TOP_CMAKE.format(op=op.op_type),
-        "build.sh": _BUILD.format(name=name),
-        "README.md": _README.format(op=op.op_type, name=name, dtypes=", ".join(kept),
-                                    dropped=", ".join(d for d in op.dtypes if d not in kept) or "none")
-        + f"\nGenerated by fusekit.gen from `{op.graph.text()}`" + (
-            "; row-tiled: the tiling function computes the row geometry (ROW_PAD, TILE_ROWS, LOG_ROWS, RTMP) "
-            "from the input's last axis, so any row length whose row fits UB is served.\n" if _rows(launches)
-            else ".\n"),
-    }
-    return write_files(out, files)
+    note = f"\nGenerated by fusekit.gen from `{op.graph.text()}`" + (
+        "; row-tiled: the tiling function computes the row geometry (ROW_PAD, TILE_ROWS, LOG_ROWS, RTMP) "
+        "from the input's last axis, so any row length whose row fits UB is served.\n" if _rows(launches) else ".\n")
+    return write_project_files(
+        Path(out_dir), op.op_type, op.name, prototype=json.dumps(info, indent=2) + "\n",
+        tiling_header=tiling_header(op, launches), host=host_source(op, kept, launches),
+        kernel=kernel_source(op, kept, launches, kernels), dtypes=kept, dropped=[d for d in op.dtypes if d not in kept],
+        readme_note=note)
 
 
-def _native(op: GeneratedOp, dtype: str) -> bool:
+def native(op: GeneratedOp, dtype: str) -> bool:
+    """Whether ``op`` computes natively in ``dtype`` (its default precision on the default SoC)."""
     return op.resolve_precision(None, dtype, get_soc(None)) == "native"
 
 
@@ -226,11 +217,10 @@ def host_source(op: GeneratedOp, kept: list[str], launches: dict) -> str:
                   + "\n    (void)dtype;")
     info = op.op_info()[0]
     columns = [i for i, d in enumerate(op.dtypes) if d in kept]
-    from fusekit.opdef import _DTYPES
     tensors = []
     for kind, descs in (("Input", info["input_desc"]), ("Output", info["output_desc"])):
         for t in descs:
-            types = ", ".join(GE_TYPES[_DTYPES[t["type"][c]]] for c in columns)
+            types = ", ".join(GE_TYPES[MSOPGEN_DTYPES[t["type"][c]]] for c in columns)
             formats = ", ".join("ge::FORMAT_ND" for _ in columns)
             tensors.append(f'        this->{kind}("{t["name"]}")\n            .ParamType(REQUIRED)\n'
                            f"            .DataType({{{types}}})\n            .Format({{{formats}}});")
@@ -321,12 +311,10 @@ def _shape_checks(op: GeneratedOp, launches: dict) -> str:
 
 def kernel_source(op: GeneratedOp, kept: list[str], launches: dict, kernels: dict) -> str:
     """op_kernel: each traced kernel as an inline function, dispatched by tiling key from the CANN entry."""
-    from fusekit.project import _inline
-
     gm_names = [n.name for n in op.graph.inputs] + list(op.graph.output_names)
-    bodies, calls = [], []
+    dispatched = []
     fields = {k: f"t.{f}" for k, f in ROW_FIELDS.items()} | {"inv_row": "t.inv_row"}
-    for key, d in enumerate(kept, start=1):
+    for d in kept:
         var, _, _, _ = launches[d]
         gm = var.program.gm_dtypes
         args = []
@@ -342,15 +330,9 @@ def kernel_source(op: GeneratedOp, kept: list[str], launches: dict, kernels: dic
                 args.append(fields[name])
             else:
                 args.append(f"t.{name[:-1] if name.endswith('_') and name[:-1] in ROW_RESERVED else name}")  # an attribute
-        bodies.append(f"// traced by pyasc from fusekit.gen's kernel file: {d}, {kernels[d].constants}\n"
-                      + _inline(kernels[d].cpp, f"{op.name}_{d}"))
-        calls.append(f"    {'if' if key == 1 else 'else if'} (TILING_KEY_IS({key})) {{\n"
-                     f"        {op.name}_{d}({', '.join(args)});\n    }}")
-    params = ", ".join(f"GM_ADDR {g}" for g in gm_names)
-    return ('#include "kernel_operator.h"\n\n' + "\n\n".join(bodies) +
-            f'\n\nextern "C" __global__ __aicore__ void {op.name}({params}, GM_ADDR workspace, GM_ADDR tiling)\n{{\n'
-            "    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);\n    GET_TILING_DATA(t, tiling);\n"
-            + "\n".join(calls) + "\n}\n")
+        dispatched.append(Dispatched(f"{op.name}_{d}", kernels[d].cpp, args,
+                                     f"traced by pyasc from fusekit.gen's kernel file: {d}, {kernels[d].constants}"))
+    return kernel_entry(op.name, gm_names, dispatched)
 
 
 _FLAT_TILING = """    int64_t elements = context->GetOutputShape(0)->GetStorageShape().GetShapeSize();

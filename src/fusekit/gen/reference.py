@@ -24,8 +24,9 @@ import numpy as np
 from fusekit.asc import dtypes, overflow
 from fusekit.asc.basic.reduction import first_extreme, sequential_sum, tree_sum
 from fusekit.asc.basic.rounding import RoundMode, convert
+from fusekit.asc.basic.spec import REGISTRY
 from fusekit.asc.dtypes import nearest
-from fusekit.asc.basic.transcendental import elementwise, real
+from fusekit.asc.basic.transcendental import real
 
 from .graph import Graph, Node
 from .lower import FLOATS, Program
@@ -40,12 +41,10 @@ def _scalar(s, values: dict, dtype: str):
         return np.array(np.float32(s.number(values))).astype(_np(dtype))[()]
 
 
-_F64 = {"rsqrt": lambda x: 1 / np.sqrt(x), "reciprocal": lambda x: 1 / x}
-_UNARY = {"exp": elementwise("exp"), "ln": elementwise("log"), "sqrt": np.sqrt,  # exp, ln: the simulator's model
-           "abs": np.abs, "relu": lambda x: np.maximum(x, np.zeros((), x.dtype))}
-_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum, "min": np.minimum}
-_SCALAR = {"adds": np.add, "muls": np.multiply, "maxs": np.maximum, "mins": np.minimum,
-           "leaky_relu": lambda x, a: np.where(x >= 0, x, x * a)}
+# The instructions' numerics are their specs' (``Spec.compute``: exp and ln the simulator's transcendental model,
+# rsqrt and reciprocal in float64): one description, so the hardware model cannot drift from the simulator.
+# Independence comes from the ``exact`` model and the IEEE references of the tests (tests/ieee754_ref.py).
+_ELEMENTWISE = ("vec_unary", "vec_binary", "vec_binary_scalar")
 
 
 def row_sum(x: np.ndarray, arch: str, mode: str) -> np.ndarray:
@@ -111,17 +110,15 @@ def run_program(program: Program, arrays: dict, values: dict, mode: str, arch: s
                 out = convert(src[0], dtypes.as_dtype(ins.dst.dtype), RoundMode[ins.round])
             elif ins.op == "duplicate":
                 out = np.full(shape, _scalar(ins.scalar, values, ins.dst.dtype), dt)
-            elif ins.op in _F64:
-                out = _F64[ins.op](src[0].astype(np.float64))
-            elif ins.op in _UNARY:
-                out = _UNARY[ins.op](src[0])
-            elif ins.op in _BINARY:
-                out = _BINARY[ins.op](src[0], src[1])
-            elif ins.op in _SCALAR:
-                out = _SCALAR[ins.op](src[0], _scalar(ins.scalar, values, ins.dst.dtype))
+            elif ins.op in REGISTRY and REGISTRY[ins.op].family in _ELEMENTWISE:
+                spec = REGISTRY[ins.op]
+                if spec.family == "vec_binary_scalar":
+                    out = spec.compute(src[0], _scalar(ins.scalar, values, ins.dst.dtype))
+                else:
+                    out = spec.compute(*src[:1 if spec.family == "vec_unary" else 2])
             else:
                 raise NotImplementedError(f"no reference semantics for asc.{ins.op}")
-            out = nearest(out, dt)  # float64 results (_F64) are rounded once, bfloat16 included
+            out = nearest(out, dt)  # float64 results (rsqrt, reciprocal) are rounded once, bfloat16 included
             env[id(ins.dst)] = overflow.apply(out, dt, mode) if ins.dst.dtype in FLOATS else out
     return {name: env[id(v)] for name, v in program.outputs.items()}
 

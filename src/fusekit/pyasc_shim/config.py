@@ -2,7 +2,12 @@
 
 ``set_platform(backend, soc_version=None, device_id=None, check=True)`` checks its arguments as pyasc
 does (``Backend(backend)``, ``Platform(soc_version)``: a ValueError for a name pyasc does not know)
-and remembers them; on fusekit both backends run on the simulator, so nothing else happens.
+and remembers them; on fusekit both backends run on the simulator, so nothing else happens. pyasc's
+``check=True`` (the default) raises RuntimeError when the runtime library of the chosen SoC is not
+installed ("Runtime library is not available!"); here the runtime is the simulator, and a platform it has
+no SoC data for (:mod:`fusekit.soc`; A3's Ascend910_93xx, Ascend910B2C, Ascend910B4-1) is refused the same
+way, so that ``asc.lib.runtime.device_info`` never answers for a chip fusekit does not describe. With
+``check=False`` it is recorded, as pyasc does, and ``device_info`` refuses it then.
 """
 
 from __future__ import annotations
@@ -58,8 +63,18 @@ def set_platform(backend: "Backend | str" = Backend.Model, soc_version: "Optiona
 
     Raises:
         ValueError: ``backend`` or ``soc_version`` is not one of pyasc's names.
+        RuntimeError: ``check`` and fusekit has no SoC data for ``soc_version`` (pyasc: the runtime library
+            of that SoC is not available); nothing is changed then.
     """
+    from fusekit.soc import SOCS
+
     backend = Backend(backend)
+    platform = Platform(soc_version) if soc_version is not None else Platform.Ascend910B1
+    if check and platform.value not in SOCS:
+        known = ", ".join(p.value for p in Platform if p.value in SOCS)
+        raise RuntimeError(f"set_platform: the simulator has no SoC data for {platform.value} (pyasc would say its "
+                           f"runtime library is not available); fusekit simulates {known}. Choose one of those, or "
+                           "pass check=False to record the name anyway (device_info then refuses it)")
     selected["backend"] = backend
-    selected["platform"] = Platform(soc_version) if soc_version is not None else Platform.Ascend910B1
+    selected["platform"] = platform
     selected["device_id"] = 0 if device_id is None else int(device_id)

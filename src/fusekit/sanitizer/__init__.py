@@ -13,8 +13,9 @@
 - initcheck: reads of never-written UB, of undefined DataCopyPad padding, of output GM before it
   is written, and output GM bytes no core writes;
 - synccheck: wait_flag without an earlier set_flag (deadlock), redundant or unwaited set_flag,
-  reserved event ids, and state a core's kernel leaves set for the next kernel (atomic mode, Counter mask
-  mode, a set_vector_mask mask: ``statecheck``).
+  reserved event ids, state a core's kernel leaves set for the next kernel (atomic mode, Counter mask
+  mode, a set_vector_mask mask) and a read of a register inherited from the previous kernel
+  (``launch(initial_state=)``): ``statecheck``.
 
 CANN's CPU twin debug runs instructions in order and cannot see races; msSanitizer needs an NPU.
 Here the pipes' concurrency is reasoned about from the Trace's synchronisation (``fusekit.hb``).
@@ -27,6 +28,7 @@ from typing import Callable
 
 import numpy as np
 
+from fusekit.asc.kinds import properties
 from fusekit.asc.runtime import LAUNCH_OPTIONS, KernelError, KernelFunction, launch
 from fusekit.asc.trace import Trace
 from fusekit.hb import trace_order
@@ -175,7 +177,7 @@ class Sanitizer:
     def _replay(self, core_num: int, trace: Trace, orders, pairs, args: tuple, kwargs: dict,
                 pristine) -> dict[str, str]:
         scalar_reads = {(c, i) for c, instrs in enumerate(trace.cores) for i, ins in enumerate(instrs)
-                        if ins.op == "get_value"}
+                        if properties(ins).blocks_scalar}
         executor = ReplayExecutor(orders, pairs, scalar_reads)
         across_cores = any(a[0] != b[0] for a, b in pairs)
         replay_args, replay_kwargs = pristine

@@ -21,20 +21,15 @@ from fusekit.hb import CoreOrder, before_across
 from .findings import Finding
 
 BLOCK = 32
-TOOL_OF_KIND = {
-    "deadlock": "synccheck",
-    "unsupported": "api",
-    "api": "api",
-}
 
 
 def from_error(error: KernelError) -> Finding:
     """The finding a KernelError stands for."""
-    tool = TOOL_OF_KIND.get(error.kind, "memcheck")
+    tool = error.kind.tool  # each ErrorKind names its tool (fusekit.asc.errorkind)
     location = (f"{error.file}:{error.line}",) if error.file else ()
     cores = () if error.core is None else (error.core,)
     start, stop = error.byte_range or (0, 0)
-    return Finding(tool, error.kind, error.detail, error.mem, error.buffer, start, stop, cores, error.pipes, location,
+    return Finding(tool, error.kind.value, error.detail, error.mem, error.buffer, start, stop, cores, error.pipes, location,
                    (error.op,), error.tensor)
 
 

@@ -12,6 +12,7 @@ the NPU's concurrently running cores can produce.
 
 from __future__ import annotations
 
+from fusekit.asc.kinds import properties
 from fusekit.hb import CoreOrder
 
 
@@ -47,7 +48,7 @@ class ReplayExecutor:
                 self.reordered += 1
                 return
             if self.orders[core].before(first, i):
-                if instr.op == "get_value":  # its value is needed now: the reordering has to end here
+                if properties(instr).blocks_scalar:  # its value is needed now: the reordering has to end here
                     self._release(core)
                     _apply(effect)
                     return

@@ -17,8 +17,9 @@ and, at the end, output GM bytes that no core wrote at all (the host would read 
 from __future__ import annotations
 
 from fusekit.asc.sync import HardEvent
-from fusekit.asc.trace import Access, Mem, Trace
+from fusekit.asc.trace import Access, Trace
 from fusekit.hb import CoreOrder, before_across, program_order
+from fusekit.machine import Ordering
 
 from .findings import Finding
 from .shadow import DEFINED, UNDEFINED, UNWRITTEN, Shadow
@@ -70,10 +71,11 @@ class _Scan:
                 yield core, i
 
     def _shadow(self, core: int, acc: Access) -> Shadow:
-        key = ("UB", core) if acc.mem is Mem.UB else ("GM", acc.buffer)
+        # a local space is one arena per core, a global one a buffer per kernel argument (fusekit.machine.spaces)
+        key = (acc.mem.name, acc.buffer) if acc.mem.is_global else (acc.mem.name, core)
         shadow = self.shadows.get(key)
         if shadow is None:
-            fresh = UNWRITTEN if acc.mem is Mem.UB or acc.buffer in self.declared else DEFINED
+            fresh = UNWRITTEN if not acc.mem.is_global or acc.buffer in self.declared else DEFINED
             shadow = self.shadows[key] = Shadow(fresh)
         return shadow
 
@@ -95,7 +97,7 @@ class _Scan:
             seg.readers = [r for r in seg.readers if not self._ordered(r, me)] + [me]
 
     def _write(self, me, acc: Access, state: int) -> None:
-        if acc.mem is Mem.GM:
+        if acc.mem.is_global:
             self.gm_written.setdefault(acc.buffer, []).append((acc.start, acc.stop))
         for start, stop, seg in self._shadow(me[0], acc).covering(acc.start, acc.stop):
             # atomic GM writes of one kind (asc.atomic: add / max / min in one dtype) commute: not a race
@@ -106,7 +108,7 @@ class _Scan:
                 if w not in commuting:
                     self._race("WAW", w, me, acc, start, stop)
             seg.atomics = commuting
-            if (not unordered and acc.mem is Mem.UB and seg.state == DEFINED and seg.writer is not None and not seg.readers
+            if (not unordered and not acc.mem.is_global and seg.state == DEFINED and seg.writer is not None and not seg.readers
                   and seg.writer != me and seg.tensor != _placement(acc.tensor)):
                 self._lost(seg.writer, me, acc, start, stop)
             for reader in seg.readers:
@@ -145,21 +147,21 @@ class _Scan:
             f.start, f.stop = min(f.start, start), max(f.stop, stop)
             return
         a, b = self._instr(first), self._instr(second)
-        self.lost[key] = Finding("memcheck", "lost value", "", "UB", "UB", start, stop, (a.core,),
+        self.lost[key] = Finding("memcheck", "lost value", "", acc.mem.value, acc.buffer, start, stop, (a.core,),
                                  (a.pipe.value, b.pipe.value), (a.where, b.where), (a.op, b.op), acc.tensor)
 
     def _lost_finding(self, first, second, f: Finding) -> Finding:
         a, b, earlier = self._instr(first), self._instr(second), self._wrote(first, f)
-        f.message = (f"{b.op} writes through {f.tensor} UB bytes that {a.op} wrote through {earlier} and nothing "
-                     f"has read since: {earlier}'s value there is lost before any use. The two tensors share UB; "
+        f.message = (f"{b.op} writes through {f.tensor} {f.mem} bytes that {a.op} wrote through {earlier} and nothing "
+                     f"has read since: {earlier}'s value there is lost before any use. The two tensors share {f.mem}; "
                      "place them on disjoint ranges (address + tile_size * sizeof(dtype) of one must not reach "
                      "the other)")
         return f
 
     def _wrote(self, writer, where: Finding) -> str:
-        """The tensor through which ``writer`` wrote UB bytes of ``where``'s range."""
+        """The tensor through which ``writer`` wrote bytes of ``where``'s range (of a local space)."""
         return next((w.tensor for w in self._instr(writer).writes
-                     if w.mem is Mem.UB and w.start < where.stop and where.start < w.stop), "")
+                     if w.mem.value == where.mem and w.start < where.stop and where.start < w.stop), "")
 
     def _uninitialized(self, me, acc: Access, seg, start: int, stop: int) -> None:
         key = (me, seg.state, acc)
@@ -170,19 +172,20 @@ class _Scan:
         reader = self._instr(me)
         refs = [seg.writer, me] if seg.state == UNDEFINED and seg.writer is not None else [me]
         instrs = [self._instr(r) for r in refs]
-        if acc.mem is Mem.GM:
+        if acc.mem.is_global:
             kind, text = "uninitialized read", (f"reads output GM {acc.buffer} before any core wrote it: it holds "
                                                 "whatever was in memory; write it first or read an input")
         elif seg.state == UNDEFINED and len(instrs) == 2 and instrs[0].op != "data_copy_pad":
             # an asc.adv API's temporary space, or a source it may overwrite (is_reuse_source)
-            kind, text = "undefined read", (f"reads UB bytes of {acc.tensor} that {instrs[0].op} left undefined (its "
+            kind, text = "undefined read", (f"reads {acc.mem.name} bytes of {acc.tensor} that {instrs[0].op} left undefined (its "
                                             "temporary space, or a source it may use as scratch): write them first")
         elif seg.state == UNDEFINED:
-            kind, text = "undefined pad read", (f"reads UB bytes of {acc.tensor} that data_copy_pad left undefined "
+            kind, text = "undefined pad read", (f"reads {acc.mem.name} bytes of {acc.tensor} that data_copy_pad left undefined "
                                                 "(is_pad=False pads to 32 B with garbage): read only the copied "
                                                 "elements or pass is_pad=True with a padding_value")
         else:
-            kind, text = "uninitialized read", (f"reads UB bytes of {acc.tensor} that nothing wrote (fresh UB holds "
+            kind, text = "uninitialized read", (f"reads {acc.mem.name} bytes of {acc.tensor} that nothing wrote (fresh "
+                                                f"{acc.mem.name} holds "
                                                 "garbage, NaN here): check the operand order (destination first) "
                                                 "and that the data was copied in")
         self.inits[key] = Finding("initcheck", kind, text, acc.mem.value, acc.buffer, start, stop, (reader.core,),
@@ -218,7 +221,7 @@ def _race_message(kind: str, a, b) -> str:
         return (f"aiv({a.core}) {verb[0]} and aiv({b.core}) {verb[1]} the same GM bytes with no sync_all between "
                 "them: on the NPU the cores run at the same time, so the result depends on timing")
     event = f"{a.pipe.value}_{b.pipe.value}"
-    if a.pipe is b.pipe and a.pipe.value == "V":
+    if a.pipe is b.pipe and a.pipe.ordering is Ordering.AUTO_SYNC:  # the pipe the compiler's barrier orders (V)
         return ("two dependent PIPE_V instructions with no barrier between them: the second can start before the first "
                 "has finished its reads and writes (PipeBarrier page: Add then Mul). Put "
                 "pipe_barrier(PipeID.PIPE_V) between them, or build with automatic synchronisation (auto_sync=True, "

@@ -54,7 +54,7 @@ from typing import Callable
 from fusekit.asc.runtime import KernelFunction, launch
 from fusekit.asc.trace import Instr, Pipe
 from fusekit.files import write_atomic
-from fusekit.hb import PIPES
+from fusekit.machine import PIPES
 
 from .params import TimingParams, load
 from .schedule import CoreSchedule, LaunchSchedule, schedule
@@ -220,21 +220,37 @@ def predict(traces, soc=None) -> Profile:
 
 
 def profile(kernel: KernelFunction, *, soc=None, values: bool = True, strict: bool = True,
-            progress: Callable[[], None] | None = None) -> "Profiler":
+            progress: Callable[[], None] | None = None, overflow: "str | None" = None,
+            auto_sync: "bool | None" = None, initial_state=None) -> "Profiler":
     """Wrap ``kernel`` so that ``profile(kernel)[core_num](*args)`` runs it and returns a :class:`Profile`.
 
     Args:
         kernel: any ``@asc.jit`` kernel.
         soc: SoC to simulate and time (default Ascend910B1).
         values: compute the kernel's results too (False: only record the Trace, faster).
-        strict, progress: launch options (see ``fusekit.asc.launch``).
+        strict, progress, overflow, auto_sync, initial_state: launch options, as ``fusekit.sanitize``
+            takes them (see ``fusekit.asc.launch``). They are given here, not to ``[core_num](...)``,
+            which takes only the kernel's arguments (a launch option there is refused, naming this place).
     """
-    return Profiler(kernel, soc, values, strict, progress)
+    options = {"soc": soc, "strict": strict, "progress": progress, "auto_sync": auto_sync}
+    if overflow is not None:
+        options["overflow"] = overflow
+    if initial_state is not None:
+        options["initial_state"] = initial_state
+    return Profiler(kernel, values, options)
+
+
+# keywords that profile() takes and its launcher refuses (the launch options and values=)
+PROFILE_OPTIONS = ("soc", "strict", "overflow", "auto_sync", "initial_state", "values", "progress")
 
 
 class Profiler:
-    def __init__(self, kernel: KernelFunction, soc, values: bool, strict: bool, progress):
-        self.kernel, self.soc, self.values, self.strict, self.progress = kernel, soc, values, strict, progress
+    def __init__(self, kernel: KernelFunction, values: bool, options: dict):
+        self.kernel, self.values, self.options = kernel, values, options
+
+    @property
+    def soc(self):
+        return self.options["soc"]
 
     def __getitem__(self, key) -> Callable[..., Profile]:
         core_num = key[0] if isinstance(key, tuple) else key
@@ -242,8 +258,17 @@ class Profiler:
         def launcher(*args, **kwargs) -> Profile:
             from fusekit.sanitizer import analyze
 
-            result = launch(self.kernel, core_num, args, kwargs, soc=self.soc, strict=self.strict,
-                            executor=None if self.values else NO_VALUES, progress=self.progress)
+            params = self.kernel.signature.parameters
+            misplaced = [k for k in PROFILE_OPTIONS if k in kwargs and k not in params]
+            if misplaced:
+                name = self.kernel.fn.__name__
+                given = ", ".join(f"{k}={kwargs[k]!r}" if len(repr(kwargs[k])) <= 40
+                                  else f"{k}=<{type(kwargs[k]).__name__}>" for k in misplaced)
+                raise TypeError(f"{given} is an option of the profiler, not an argument of {name}: pass it as "
+                                f"fusekit.profile({name}, {given})[core_num](...); profile(kernel)[core_num](...) "
+                                "takes only the kernel's arguments")
+            result = launch(self.kernel, core_num, args, kwargs,
+                            executor=None if self.values else NO_VALUES, **self.options)
             prof = predict([result.trace], self.soc)
             prof.findings = analyze(result.trace)
             return prof

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fusekit.soc import get_soc
 
 from . import Profile, predict, workloads
-from .schedule import DMA_OPS
+from .schedule import is_transfer
 
 ARTICLE_RATIO = 1.8
 
@@ -67,5 +67,5 @@ def report(n: int, soc=None) -> str:
 def _tile_length(profile: Profile) -> int:
     """The largest transfer of the first core, in elements (its tile length)."""
     core = profile.launches[0].cores[0]
-    sizes = [i.count for i in core.instrs if i.op in DMA_OPS and i.pipe.value == "MTE2"]
+    sizes = [i.count for i in core.instrs if is_transfer(i) and i.pipe.value == "MTE2"]
     return max(sizes, default=0)

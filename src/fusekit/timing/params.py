@@ -56,15 +56,15 @@ class TimingParams:
         misaligned_efficiency: factor for a GM address not aligned to ``gm_align_bytes``.
         gm_align_bytes: the GM alignment with full bandwidth.
         vector_throughput_table: data file (next to the SoC files) of documented elements per cycle
-            per instruction (Ascend C name) and dtype; "" = none, every instruction costs one 256 B
-            repeat per cycle.
+            per row (the page's Ascend C names; each Spec names its row, ``Spec.cost``) and dtype;
+            "" = none (the SoC's source says so), every instruction costs one 256 B repeat per cycle.
         ub_bank_group_count / ub_bank_bytes: UB address decoding for bank conflicts: bank group =
             (address // 32) % count, bank id = address // ub_bank_bytes; 0 = conflicts not modelled.
         ub_read_read_conflict_cycles: extra cycles of a vector repeat whose two sources read one bank group.
         ub_read_write_conflict_cycles: extra cycles of a repeat that reads a bank the previous repeat's
             (delayed) write uses; a repeat pays the larger of the two, not both.
         sources: attribute name -> source text.
-        elements_per_cycle: Ascend C name -> {dtype (Ascend C spelling, e.g. "half") -> elements per cycle}.
+        elements_per_cycle: row -> {dtype (Ascend C spelling, e.g. "half") -> elements per cycle}.
     """
 
     soc: str
@@ -123,12 +123,6 @@ class TimingParams:
         return eff * (self.misaligned_efficiency if gm_offset % self.gm_align_bytes else 1.0)
 
 
-# Ascend C names of older interfaces -> the name the throughput table uses (AD docs/zh/api/附录/接口变更说明.md:
-# BlockReduce* -> ReduceDataBlock, WholeReduce* and RepeatReduceSum -> ReduceRepeat, PairReduceSum -> ReducePairElem)
-COST_ALIASES = {"BlockReduceSum": "ReduceDataBlock", "BlockReduceMax": "ReduceDataBlock",
-                "BlockReduceMin": "ReduceDataBlock", "WholeReduceSum": "ReduceRepeat", "WholeReduceMax": "ReduceRepeat",
-                "WholeReduceMin": "ReduceRepeat", "RepeatReduceSum": "ReduceRepeat", "PairReduceSum": "ReducePairElem"}
-
 # fusekit dtype names -> the Ascend C spelling of the throughput page
 CPP_DTYPES = {"float16": "half", "float32": "float", "bfloat16": "bfloat16_t", "int8": "int8_t", "uint8": "uint8_t",
               "int16": "int16_t", "uint16": "uint16_t", "int32": "int32_t", "uint32": "uint32_t", "int64": "int64_t",
@@ -158,7 +152,6 @@ def _load(name: str) -> TimingParams:
     if table:
         text = resources.files("fusekit.timing").joinpath("socs", table).read_text(encoding="utf-8")
         throughput = {name: MappingProxyType(rows) for name, rows in json.loads(text)["elements_per_cycle"].items()}
-        throughput.update({alias: throughput[name] for alias, name in COST_ALIASES.items() if name in throughput})
     return TimingParams(soc=spec.name, **{n: raw[n]["value"] for n in names},
                         sources=MappingProxyType({n: raw[n]["source"] for n in names}),
                         elements_per_cycle=MappingProxyType(throughput))

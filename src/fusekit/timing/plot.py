@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from fusekit.files import write_atomic
-from fusekit.hb import PIPES
+from fusekit.machine import PIPES
 
 COLORS = {"S": "#8c8c8c", "V": "#2ca02c", "MTE2": "#1f77b4", "MTE3": "#ff7f0e"}
 

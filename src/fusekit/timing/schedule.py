@@ -29,6 +29,9 @@ Rules (PROF: msprof's op simulator shows the same per-pipe timeline):
   wait ``sync_cycles`` after the set; the consumer starts after the wait, and a wait on S holds the
   issue of every later instruction until it ends; a ``PipeBarrier<PIPE_V>`` it inserts between
   dependent vector instructions (``CoreOrder.barriers``) costs an issue slot and ``sync_cycles`` on V;
+- a ``LocalTensorAuto`` pair (``fusekit.asc.autosync``) costs what pyasc's inserted code costs: the set is
+  issued in the slot right after its producer (where InsertSync.cpp puts the enque), the wait in the slot
+  before its consumer;
 - ``sync_all`` waits for every earlier instruction of its core and ends when every core has reached it.
 
 Cores whose instruction streams have the same shape are scheduled once and counted as many
@@ -50,11 +53,12 @@ from fusekit.asc.trace import Instr, Mem, Pipe, SyncKind, Trace
 from fusekit.hb import PIPE_INDEX, core_order, placed_after
 
 from fusekit.asc import dtypes
+from fusekit.asc.basic.spec import cost_row
+from fusekit.asc.kinds import Kind, properties
 
 from .params import CPP_DTYPES, TimingParams
 
 S = PIPE_INDEX[Pipe.S]
-DMA_OPS = ("data_copy", "data_copy_pad")
 
 
 @dataclass
@@ -155,11 +159,11 @@ def l2_miss_share(instrs: list[Instr], p: TimingParams, cores: int) -> dict[int,
     line = p.l2_line_bytes
     firsts, counts, owner, write, alloc, buffers = [], [], [], [], [], {}
     for i, instr in enumerate(instrs):
-        if instr.op not in DMA_OPS or not instr.nbytes:
+        if not is_transfer(instr) or not instr.nbytes:
             continue
         for accesses, is_write in ((instr.reads, False), (instr.writes, True)):
             for acc in accesses:
-                if acc.mem is Mem.GM and acc.stop > acc.start:
+                if acc.mem.is_global and acc.stop > acc.start:
                     first = acc.start // line
                     firsts.append((buffers.setdefault(acc.buffer, len(buffers)) << 44) + first)
                     counts.append((acc.stop - 1) // line - first + 1)
@@ -201,11 +205,11 @@ def window_sharers(streams: list[list[Instr]], p: TimingParams) -> list[int] | N
     README 优化点4). None: no window shared.
     """
     rep = streams[0]
-    dma = [i for i, instr in enumerate(rep) if instr.op in DMA_OPS and instr.nbytes]
+    dma = [i for i, instr in enumerate(rep) if is_transfer(instr) and instr.nbytes]
 
     def key(instr: Instr):
         for acc in instr.reads:
-            if acc.mem is Mem.GM:
+            if acc.mem.is_global:
                 return acc.buffer, acc.start // p.gm_window_bytes
         return None
 
@@ -258,7 +262,7 @@ def _engine_factor(instr: Instr, bursts: list, p: TimingParams) -> float:
 
 def _gm_offset(instr: Instr) -> int:
     for acc in instr.reads + instr.writes:
-        if acc.mem is Mem.GM:
+        if acc.mem.is_global:
             return acc.start
     return 0
 
@@ -284,9 +288,12 @@ class _CoreSim:
         self.deps: list[list[int]] = []
         prevs: list = []
         self.dependents: list[list[int]] = [[] for _ in range(n)]
+        follows: dict[int, list[int]] = {}  # producer -> the LocalTensorAuto sets issued right after it
         for i in range(n):
             p = order.pipe[i]
             producer = placed_after(instrs[i].sync, p, order.pipe) if instrs[i].sync is not None else None
+            if producer is not None:
+                follows.setdefault(producer, []).append(i)
             deps = [last[p]] if last[p] is not None else []
             self_prev = deps[0] if deps else None
             if producer is not None:  # a LocalTensorAuto set: right after its producer, not at the pipe's end
@@ -306,6 +313,10 @@ class _CoreSim:
                 self.dependents[d].append(i)
         self.unknown = [len(d) for d in self.deps]
         self.prev = prevs
+        # issue order: program order, but a LocalTensorAuto set is issued right after its producer, where pyasc's
+        # InsertSync places the enque (fusekit.asc.autosync records it just before its consumer)
+        moved = {j for sets in follows.values() for j in sets}
+        self.order = [k for i in range(n) if i not in moved for k in (i, *follows.get(i, ()))]
         self.issue: list[float | None] = [None] * n
         self.start: list[float | None] = [None] * n
         self.end: list[float | None] = [None] * n
@@ -336,16 +347,17 @@ class _CoreSim:
             self._place(self.ready.popleft())
 
     def _issue(self) -> None:
-        """Issue times in program order; a scalar access holds the issue until it ends."""
+        """Issue times in issue order (``self.order``); a scalar access holds the issue until it ends."""
         while self.issued < len(self.instrs):
-            i = self.issued
+            i = self.order[self.issued]
             at = 0.0
-            if i:
-                at = self.issue[i - 1]
-                if self.pipes[i - 1] == S:
-                    if self.end[i - 1] is None:
+            if self.issued:
+                before = self.order[self.issued - 1]
+                at = self.issue[before]
+                if self.pipes[before] == S:
+                    if self.end[before] is None:
                         return
-                    at = max(at, self.end[i - 1])
+                    at = max(at, self.end[before])
             producers = self.inserted.get(i, ())
             if producers:  # the scalar unit issues the inserted sets, then the waits, then i
                 if any(self.end[j] is None for j in producers):
@@ -381,7 +393,7 @@ class _CoreSim:
     def _place(self, i: int) -> None:
         # only a transfer may follow a transfer before its data has landed: a flag set on the pipe
         # (or any other instruction) waits for the data (the previous transfer's end, latency included)
-        prev = self.prev[i] if self.instrs[i].op in DMA_OPS else None
+        prev = self.prev[i] if is_transfer(self.instrs[i]) else None
         start = max([self.issue[i]] + [self.free[d] if d == prev else self.end[d] for d in self.deps[i]])
         if i in self.inserted:
             start = max(start, self.waited[i])
@@ -389,8 +401,8 @@ class _CoreSim:
             start = max(start, self.end[self.prev[i]] + self.sync_cost)
         self.start[i] = start
         instr = self.instrs[i]
-        if instr.op in DMA_OPS and instr.pipe in (Pipe.MTE2, Pipe.MTE3) and instr.nbytes:
-            bursts = [acc for acc in instr.reads + instr.writes if acc.mem is Mem.GM]
+        if is_transfer(instr) and instr.pipe in (Pipe.MTE2, Pipe.MTE3) and instr.nbytes:
+            bursts = [acc for acc in instr.reads + instr.writes if acc.mem.is_global]
             misaligned = _alignment_factor(bursts, self.p)
             bypass = any(_bypasses(acc.l2, acc in instr.writes) for acc in bursts)
             efficiency = self.p.transfer_efficiency(instr.nbytes // max(1, len(bursts)), 0, bypass) * misaligned
@@ -412,12 +424,17 @@ class _CoreSim:
                 self.ready.append(d)
 
 
+def is_transfer(instr: Instr) -> bool:
+    """Whether ``instr`` is a data transfer (``fusekit.asc.kinds``), costed by bytes rather than by repeats."""
+    return properties(instr).kind is Kind.TRANSFER
+
+
 def _cost(instr: Instr, p: TimingParams) -> float:
     """Duration (us) of an instruction that is not a GM transfer."""
     if instr.sync is not None:
         return p.cycles_us(p.sync_cycles)
     if instr.pipe is Pipe.S:
-        on_gm = any(acc.mem is Mem.GM for acc in instr.reads + instr.writes)
+        on_gm = any(acc.mem.is_global for acc in instr.reads + instr.writes)
         return p.cycles_us(p.scalar_gm_access_cycles if on_gm else p.scalar_ub_access_cycles)
     return p.cycles_us(vector_cycles(instr, p))
 
@@ -426,24 +443,21 @@ def vector_cycles(instr: Instr, p: TimingParams) -> float:
     """Cycles of one vector (or UB -> UB) instruction: start-up + ceil(beats + bank-conflict cycles).
 
     beats = repeats x lanes / (elements per cycle): the documented parallelism of the instruction
-    (``Instr.cost``, its Ascend C name, and its dtype) in the SoC's throughput table (AD
-    Vector指令理论性能汇总.md); one repeat per cycle (256 B) when the table has no figure. A record
-    without ``repeats`` counts ceil(bytes / 256) repeats. Bank-conflict cycles: :func:`conflict_cycles`.
+    (its dtype, in the SoC's throughput table (AD Vector指令理论性能汇总.md) at the row its Spec names:
+    ``fusekit.asc.basic.spec.cost_row``); one repeat per cycle (256 B) where the Spec says the page has no
+    figure or the SoC has no table. A record without ``repeats`` counts ceil(bytes / 256) repeats.
+    Bank-conflict cycles: :func:`conflict_cycles`.
     """
     nbytes = max([acc.nbytes for acc in instr.reads + instr.writes] + [instr.nbytes, 0])
     repeats = instr.repeats or math.ceil(nbytes / p.vector_bytes_per_cycle)
     beats = float(repeats)
-    rows = p.elements_per_cycle.get(instr.cost or _cpp_name(instr.op))
+    row = cost_row(instr.cost, instr.op)
+    rows = p.elements_per_cycle.get(row) if row else None
     if rows and instr.dtype:
         per_cycle = rows.get(CPP_DTYPES.get(instr.dtype, instr.dtype))
         if per_cycle:
             beats = repeats * (p.vector_bytes_per_cycle / dtypes.as_dtype(instr.dtype).sizeof()) / per_cycle
     return p.vector_startup_cycles + math.ceil(beats + conflict_cycles(instr, repeats, p) - 1e-9)
-
-
-def _cpp_name(op: str) -> str:
-    """The Ascend C name of a pyasc op (``whole_reduce_sum`` -> ``WholeReduceSum``), for old records without cost."""
-    return "".join(part.capitalize() for part in op.split("_"))
 
 
 def conflict_cycles(instr: Instr, repeats: int, p: TimingParams) -> float:

@@ -23,10 +23,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import checks, overflow
+from ..basic.overlap import intersects
 from ..basic.vec_ternary_scalar import axpy as _basic_axpy
 from ..runtime import current
 from ..trace import Pipe
-from .math import _count, _overlaps, temp_buffer_bytes
+from .math import element_count, temp_buffer_bytes
 
 _PAGE = "asc.language.adv.axpy.md / asc-devkit axpy_common_impl.h"
 _PAIRS = {("float16", "float16"), ("float32", "float32"), ("float16", "float32")}
@@ -50,12 +51,12 @@ def axpy(dst, src, scalar, count=None, temp_buffer=None, is_reuse_source=False) 
     if pair not in _PAIRS:
         raise core.error(op, f"(src, dst) dtypes {pair} are not a combination of asc.adv.axpy ({_PAGE}: half/half, "
                              "float/float, half -> float)", kind="unsupported", **dst.describe(0))
-    n = _count(core, op, src, count)
+    n = element_count(core, op, src, count)
     if pair == ("float32", "float32"):  # AxpyImpl: a float source goes straight to the basic Axpy
         _basic_axpy(dst, src, scalar, n)
         return
     d, s = dst.span(core, op, n), src.span(core, op, n)
-    if n and _overlaps(d, s):
+    if n and intersects(d, s):
         raise core.error(op, f"dst {dst.name} and src {src.name} overlap ({_PAGE}, 约束说明)", kind="partial-overlap",
                          **dst.describe(n))
     if temp_buffer is None:

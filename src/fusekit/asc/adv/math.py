@@ -41,6 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import checks, overflow
+from ..basic.overlap import intersects
 from ..basic.transcendental import elementwise
 from ..runtime import current
 from ..trace import Pipe
@@ -85,11 +86,7 @@ def _check_dtype(core, op: str, cpp: str, t) -> None:
                          kind="unsupported", **t.describe(0))
 
 
-def _overlaps(a, b) -> bool:
-    return a[0] < b[1] and b[0] < a[1]
-
-
-def _count(core, op: str, src, count) -> int:
+def element_count(core, op: str, src, count) -> int:
     if count is None:
         return int(src.length)
     if isinstance(count, LocalTensor) or isinstance(count, bool) or not isinstance(count, (int, np.integer)) \
@@ -132,7 +129,7 @@ def temp_buffer_bytes(core, op: str, cpp: str, temp_buffer, n: int, type_size: i
     if not n:
         return ()
     for t, r in operands:
-        if tr[1] > tr[0] and _overlaps(tr, r):
+        if tr[1] > tr[0] and intersects(tr, r):
             raise core.error(op, f"temp_buffer {temp_buffer.name} overlaps {t.name} ({page}, 约束说明: "
                                  "不支持sharedTmpBuffer与源操作数和目的操作数地址重叠)", kind="partial-overlap",
                              **temp_buffer.describe(temp_buffer.length))
@@ -153,11 +150,11 @@ def _run(op: str, cpp: str, fn, dst, srcs: tuple, count, temp_buffer, is_reuse_s
     _check_dtype(core, op, cpp, dst)
     if not isinstance(is_reuse_source, (bool, np.bool_)):
         raise core.error(op, f"is_reuse_source must be a bool, got {is_reuse_source!r}")
-    n = _count(core, op, srcs[0], count)
+    n = element_count(core, op, srcs[0], count)
     d = dst.span(core, op, n)
     s = [t.span(core, op, n) for t in srcs]
     for t, r in zip(srcs, s):
-        if n and _overlaps(d, r):
+        if n and intersects(d, r):
             raise core.error(op, f"dst {dst.name} and source {t.name} overlap ({_page(cpp)}, 约束说明: "
                                  "不支持源操作数与目的操作数地址重叠): use separate buffers", kind="partial-overlap",
                              **dst.describe(n))

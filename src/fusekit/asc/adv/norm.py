@@ -45,11 +45,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import checks, overflow
+from ..basic.overlap import intersects
 from ..basic.reduction import tree_sum
 from ..basic.transcendental import rounded
 from ..runtime import current
 from .tiling import BASIC_TILE, REPEAT_FLOATS, RmsNormTiling, plain
-from .workspace import Step, overlaps, record, work_space
+from .workspace import Step, record, work_space
 
 _PAGE = "RmsNorm.md (asc-devkit docs/zh/api/SIMD-API/高阶API/归一化操作)"
 
@@ -159,10 +160,10 @@ def rmsnorm(dst, src, gamma, epsilon, tiling, temp_buffer=None, basic_block=Fals
     h, h0 = t["h_length"], t["original_h_length"]
     total = extent(t)
     spans = {dst: dst.span(core, op, total), src: src.span(core, op, total), gamma: gamma.span(core, op, h)}
-    if overlaps(spans[dst], spans[gamma]):
+    if intersects(spans[dst], spans[gamma]):
         raise core.error(op, f"dst {dst.name} and gamma {gamma.name} overlap ({_PAGE}, 约束说明: dstLocal和gammaLocal的"
                              "Tensor空间不允许复用)", kind="partial-overlap", **dst.describe(total))
-    if dst.addr != src.addr and overlaps(spans[dst], spans[src]):
+    if dst.addr != src.addr and intersects(spans[dst], spans[src]):
         raise core.error(op, f"dst {dst.name} and src {src.name} overlap without being the same tensor",
                          kind="partial-overlap", **dst.describe(total))
     work = work_space(core, op, _PAGE, temp_buffer, list(spans.items()))

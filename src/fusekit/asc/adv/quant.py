@@ -34,10 +34,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import checks, dtypes, overflow
+from ..basic.overlap import intersects
 from ..basic.rounding import RoundMode, convert
 from ..runtime import current
 from ..trace import Pipe
-from .math import _count, _overlaps, temp_buffer_bytes
+from .math import element_count, temp_buffer_bytes
 
 _PAGE = "asc-devkit docs/zh/api/SIMD-API/高阶API/量化操作/AscendQuant.md"
 _UINT32 = 2 ** 32 - 1
@@ -93,7 +94,7 @@ def quant(dst, src, scale, offset, count=None, temp_buffer=None, reuse_source=Fa
         raise core.error(op, f"reuse_source must be a bool, got {reuse_source!r}")
     if config is not None and not isinstance(config, QuantConfig):
         raise core.error(op, f"config must be an asc.adv.QuantConfig, got {type(config).__name__}")
-    n = _count(core, op, src, count)
+    n = element_count(core, op, src, count)
     src.span(core, op, n)  # calCount <= srcTensor.GetSize() (IsQuantValid), whichever count then runs
     if config is not None:
         if config.offset_count or config.scale_count:
@@ -114,7 +115,7 @@ def quant(dst, src, scale, offset, count=None, temp_buffer=None, reuse_source=Fa
                              "输入输出操作数参与计算的数据长度要求32B对齐), so count must be a multiple of 32",
                          kind="misaligned", **src.describe(n))
     s, d = src.span(core, op, n), dst.span(core, op, n)
-    if n and _overlaps(s, d) and s[0] != d[0]:
+    if n and intersects(s, d) and s[0] != d[0]:
         raise core.error(op, f"dst {dst.name} partially overlaps src {src.name}: they may share one buffer from the "
                              f"same address ({_PAGE}, 约束说明: 源操作数与目的操作数可以复用) but not overlap otherwise",
                          kind="partial-overlap", **dst.describe(n))

@@ -56,13 +56,14 @@ import math
 import numpy as np
 
 from .. import checks, overflow
+from ..basic.overlap import intersects
 from ..basic.reduction import tree_sum
 from ..basic.rounding import RoundMode, convert
 from ..basic.transcendental import rounded
 from ..dtypes import as_dtype
 from ..runtime import current
 from .tiling import BASIC_TILE, REPEAT_FLOATS, SoftmaxTiling, plain
-from .workspace import Step, overlaps, record, work_space
+from .workspace import Step, record, work_space
 
 _PAGE = "SoftMax.md (asc-devkit docs/zh/api/SIMD-API/高阶API/激活函数/SoftMax接口)"
 _PAIRS = {("float16", "float16"), ("float32", "float32"), ("float16", "float32")}
@@ -220,7 +221,7 @@ def softmax(dst, sum, max, src, tiling, temp_buffer=None, reuse_source=False,  #
         raise core.error(op, f"basic_block=True needs k % 64 == 0, {256 // size1} <= k < 2048 and m % 8 == 0 "
                              f"({_PAGE}, isBasicBlock); src is [{m}, {k}]: pass basic_block=False")
     spans = {t: t.span(core, op, n) for t, n in ((src, m * k), (dst, m * k), (sum, m * blk), (max, m * blk))}
-    if dst.addr != src.addr and overlaps(spans[dst], spans[src]):
+    if dst.addr != src.addr and intersects(spans[dst], spans[src]):
         raise core.error(op, f"dst {dst.name} and src {src.name} overlap without being the same tensor ({_PAGE}: "
                          "src和dst的Tensor空间可以复用 -- the same address, or apart)", kind="partial-overlap",
                          **dst.describe(m * k))

@@ -18,12 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..basic.overlap import intersects
 from ..tensor import LocalTensor
 from ..trace import Access, Mem, Pipe
-
-
-def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] < b[1] and b[0] < a[1]
 
 
 @dataclass
@@ -61,14 +58,14 @@ def work_space(core, op: str, page: str, temp_buffer, operands) -> Work:
         checks.local_operands(core, op, temp_buffer)
         span = temp_buffer.span(core, op, temp_buffer.length)
         for t, r in operands:
-            if span[1] > span[0] and r[1] > r[0] and overlaps(span, r):
+            if span[1] > span[0] and r[1] > r[0] and intersects(span, r):
                 raise core.error(op, f"temp_buffer {temp_buffer.name} overlaps {t.name} ({page}, 约束说明: 不支持"
                                      "sharedTmpBuffer与源操作数和目的操作数地址重叠): use a separate buffer",
                                  kind="partial-overlap", **temp_buffer.describe(temp_buffer.length))
         return Work(span[0], span[1], temp_buffer.name, True)
-    used = getattr(core.pipe, "used", 0) if getattr(core, "pipe", None) is not None else 0
+    used = getattr(core.pipe, "used", 0) if core.pipe is not None else 0
     start = -(-used // 32) * 32
-    auto = getattr(core, "auto", None)
+    auto = core.auto
     stop = auto.low if auto is not None else core.soc.ub_bytes
     if stop <= start:
         raise core.error(op, f"no temp_buffer was passed and no UB is left for the API's own temporary space "

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import checks, dtypes
+from .. import checks, corestate, dtypes
 from ..runtime import current
 from ..tensor import LocalTensor
 from ..trace import Access, Mem, Pipe
@@ -48,8 +48,9 @@ class _Deq:
     value: object
 
 
-def _register(core) -> _Deq | None:
-    return core.__dict__.get("deqscale")
+def _register(core, op: str) -> _Deq | None:
+    corestate.read(core, "deqscale", op)  # its readers: AddDeqRelu, Cast / CastDequant
+    return core.deqscale
 
 
 def scale_of(core, op: str) -> np.float16:
@@ -59,7 +60,7 @@ def scale_of(core, op: str) -> np.float16:
         KernelError: no ``set_deq_scale(scale)`` has run on this core, or the register holds
             another form's parameters.
     """
-    reg = _register(core)
+    reg = _register(core, op)
     if reg is None:
         raise core.error(op, f"{op} multiplies by the DEQSCALE register, which no asc.set_deq_scale(scale) has set "
                              "on this core (SetDeqScale.md: AddDeqRelu / Cast s322fp16 use SetDeqScale(half scale)); "
@@ -137,13 +138,13 @@ def set_deq_scale(*args, **kwargs) -> None:
     if names[0] == "vdeq":
         return _set_vdeq(core, op, values.get("vdeq"), values.get("vdeq_info"), args, kwargs)
     if set(values) == {"scale"} and _number(values["scale"]):
-        core.deqscale = _Deq("half", dtypes.to_scalar(values["scale"], dtypes.float16))
+        corestate.write(core, "deqscale", _Deq("half", dtypes.to_scalar(values["scale"], dtypes.float16)))
     elif set(values) == set(names) and _number(values["scale"]) and isinstance(values["offset"], (int, np.integer)) \
             and not isinstance(values["offset"], bool) and isinstance(values["sign_mode"], (bool, np.bool_)):
         if not -2**15 <= values["offset"] < 2**15:
             raise core.error(op, f"offset is an int16 (only its low 9 bits are used, SetDeqScale.md), got "
                                  f"{values['offset']}")
-        core.deqscale = _Deq("float", config(values["scale"], values["offset"], values["sign_mode"]))
+        corestate.write(core, "deqscale", _Deq("float", config(values["scale"], values["offset"], values["sign_mode"])))
     else:
         raise core.error(op, _forms_text(args, kwargs))
     core.record(op, Pipe.S)
@@ -169,7 +170,7 @@ def _set_vdeq(core, op: str, vdeq, info, args, kwargs) -> None:
             raise core.error(op, f"VdeqInfo offsets are int16 (low 9 bits used), got {offset}")
     words = np.array([config(s, o, m) for s, o, m in zip(info.scale, info.offset, info.sign_mode)], np.uint64)
     start, stop = vdeq.span(core, op, VDEQ_GROUPS)
-    core.deqscale = _Deq("vdeq", start)
+    corestate.write(core, "deqscale", _Deq("vdeq", start))
 
     def effect():  # SetDeqScaleImpl fills vdeq with SetValue: scalar stores on PIPE_S
         core.ub[start:stop] = words.view(np.uint8)
@@ -181,7 +182,7 @@ def _set_vdeq(core, op: str, vdeq, info, args, kwargs) -> None:
 # CastDequant.md 数据类型组合: A2/A3 take int32 -> half and int16 -> int8/uint8; 310P AI Core the int16 ones.
 _PAIRS = {"2201": frozenset({("int32", "float16"), ("int16", "int8"), ("int16", "uint8")}),
           "2002": frozenset({("int16", "int8"), ("int16", "uint8")})}
-SPEC = register(Spec("cast_deq", "CastDequant", "vec_vconv", destinations(_PAIRS), pairs=_PAIRS, cost="convert",
+SPEC = register(Spec("cast_deq", "CastDequant", "vec_vconv", destinations(_PAIRS), pairs=_PAIRS,
                      source="AD-API Memory矢量计算/复合计算/CastDequant.md",
                      doc="dst = saturate(rint(src * scale + offset)) with DEQSCALE's parameters"))
 
@@ -229,7 +230,7 @@ def cast_deq(dst=MISSING, src=MISSING, *args, **kwargs) -> None:
 
 def _quantise(core, op: str, form, values: dict, dst, src) -> None:
     """CastDequant int16 -> int8 / uint8 (see cast_deq)."""
-    reg, vec = _register(core), bool(values.get("is_vec_deq", True))  # bind's fast path omits defaults
+    reg, vec = _register(core, op), bool(values.get("is_vec_deq", True))  # bind's fast path omits defaults
     want = "vdeq" if vec else "float"
     if reg is None or reg.form != want:
         held = "nothing" if reg is None else f"the parameters of set_deq_scale({_FORM_ARGS[reg.form]})"

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import overflow
+from . import overlap
 from .iteration import Iteration
 from .lanes import Lanes, lanes
 from .spec import Spec
@@ -73,10 +74,8 @@ def _execute_count(core, spec: Spec, n: int, repeats: int, dst, srcs: dict, comp
     reads = []
     for src in srcs.values():
         s0, s1 = src.span(core, op, n)
-        if n and s0 < d1 and d0 < s1 and (s0, s1) != (d0, d1):
-            raise core.error(op, f"{src.name} (UB [{s0}, {s1})) partially overlaps the destination {dst.name} (UB "
-                                 f"[{d0}, {d1})): operands may overlap only completely (通用说明和约束.md, "
-                                 "通用地址重叠约束)", tensor=dst.name, kind="partial-overlap")
+        if n:
+            overlap.whole_or_none(core, op, src.name, (s0, s1), f"the destination {dst.name}", (d0, d1), dst.name)
         reads.append(src.access(s0, s1))
     write = dst.access(d0, d1)
     if spec.reads_dst:
@@ -112,59 +111,22 @@ def _run_lanes(dst, d_index: np.ndarray, srcs: dict, s_index: dict, reads_dst: b
 
 
 def _check_overlaps(core, spec: Spec, it: Iteration, dst, d: Lanes, srcs: dict, s: dict) -> bool:
-    """Apply the overlap rules; True when the repeats must run one after another."""
+    """Apply the overlap rules (:mod:`.overlap`); True when the repeats must run one after another."""
     if it.elements == 0:
         return False
     active = it.active()
-    d_bytes = _bytes(dst, d.grid)
+    d_at = overlap.lane_bytes(dst, d.grid, active)
     sequential = np.unique(d.index).size != d.index.size  # the destination rewrites itself across repeats
     if spec.reads_dst:
-        sequential |= _later_reads_earlier(d_bytes, d_bytes, active)
+        sequential |= bool(overlap.late_reads(*d_at, *d_at).size)
     for role, src in srcs.items():
         if not (src.addr < d.ranges[-1][1] and d.ranges[0][0] < src.addr + src.length * src.dtype.sizeof()):
             continue  # disjoint hulls: nothing to check
-        s_bytes = _bytes(src, s[role].grid)
-        _same_repeat(core, spec, dst, src, role, d_bytes, s_bytes, active)
-        if _later_reads_earlier(d_bytes, s_bytes, active):
+        s_at = overlap.lane_bytes(src, s[role].grid, active)
+        overlap.within_repeat(core, spec.name, dst.name, *d_at, role, src.name, *s_at, exact_ok=True)
+        if overlap.late_reads(*d_at, *s_at).size:
             rep_stride_zero = it.stride(role)[1] == 0 or it.stride("dst")[1] == 0
             if not (spec.in_place_src1 and role == "src1" and rep_stride_zero and dst.dtype.name in _IN_PLACE_DTYPES):
-                raise core.error(spec.name, f"a repeat reads {role} {src.name} bytes that an earlier repeat wrote "
-                                            f"to the destination {dst.name}: the NPU may overwrite a source before it is read "
-                                            "(通用说明和约束.md, 通用地址重叠约束: 多次迭代间); change the strides or use "
-                                            "separate buffers", tensor=dst.name, kind="partial-overlap")
+                raise overlap.late_read_error(core, spec.name, dst.name, role, src.name)
             sequential = True
     return sequential
-
-
-def _bytes(tensor, grid: np.ndarray) -> np.ndarray:
-    """int64[repeats, lanes, size]: UB byte addresses of every lane's element."""
-    size = tensor.dtype.sizeof()
-    return tensor.addr + grid[:, :, None] * size + np.arange(size)
-
-
-def _same_repeat(core, spec, dst, src, role, d_bytes, s_bytes, active) -> None:
-    """Within one repeat a source and the destination overlap 100% or not at all."""
-    for r in range(active.shape[0]):
-        db, sb = d_bytes[r][active[r]].ravel(), s_bytes[r][active[r]].ravel()
-        common = np.intersect1d(db, sb)
-        if common.size and (common.size != np.unique(db).size or common.size != np.unique(sb).size):
-            raise core.error(spec.name, f"in repeat {r}, {role} {src.name} partially overlaps the destination "
-                                        f"{dst.name}: within one repeat the operands must overlap 100% or not at all (通用说明和约束.md, "
-                                        "通用地址重叠约束: 单次迭代内)", tensor=dst.name, kind="partial-overlap")
-
-
-def _later_reads_earlier(d_bytes, s_bytes, active) -> bool:
-    """Whether some byte written by repeat r is read by a repeat r' > r."""
-    rows = np.nonzero(active)[0][:, None]
-    d_addr, s_addr = d_bytes[active], s_bytes[active]  # [active lanes, element size]
-    if d_addr.size == 0 or s_addr.size == 0:
-        return False
-    written_in = np.broadcast_to(rows, d_addr.shape).ravel()
-    read_in = np.broadcast_to(rows, s_addr.shape).ravel()
-    d_addr, s_addr = d_addr.ravel(), s_addr.ravel()
-    order = np.argsort(d_addr, kind="stable")
-    addresses, starts = np.unique(d_addr[order], return_index=True)
-    first_write = np.minimum.reduceat(written_in[order], starts)
-    pos = np.minimum(np.searchsorted(addresses, s_addr), addresses.size - 1)
-    hit = addresses[pos] == s_addr
-    return bool(np.any(first_write[pos[hit]] < read_in[hit]))

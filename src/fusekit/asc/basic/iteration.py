@@ -22,16 +22,17 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from .. import corestate
 from . import mask as maskreg
 from .mask import MaskMode
 
 BLOCK = 32        # bytes in a DataBlock (高维切分.md)
 REPEAT = 256      # bytes of one repeat: 8 DataBlocks
 MAX_REPEAT = 255  # repeatTime is a uint8 (高维切分.md: "repeatTime不能超过255")
-_REQUIRED = object()
+REQUIRED = object()
 
 
-class _Params:
+class RepeatParams:
     """Base of the repeat-parameter structs: named stride fields, each range-checked when used."""
 
     _FIELDS: tuple[tuple[str, int], ...] = ()  # (name, largest value)
@@ -69,7 +70,7 @@ class _Params:
         return f"asc.{type(self).__name__}({fields})"
 
 
-class BinaryRepeatParams(_Params):
+class BinaryRepeatParams(RepeatParams):
     """pyasc ``asc.BinaryRepeatParams(dst_blk_stride=1, src0_blk_stride=1, src1_blk_stride=1,
     dst_rep_stride=8, src0_rep_stride=8, src1_rep_stride=8)``; strides in 32 B blocks, each a uint8
     (AD-API 辅助数据结构/BinaryRepeatParams.md)."""
@@ -82,7 +83,7 @@ class BinaryRepeatParams(_Params):
         return {role: (v[f"{role}_blk_stride"], v[f"{role}_rep_stride"]) for role in ("dst", "src0", "src1")}
 
 
-class UnaryRepeatParams(_Params):
+class UnaryRepeatParams(RepeatParams):
     """pyasc ``asc.UnaryRepeatParams(dst_blk_stride=1, src_blk_stride=1, dst_rep_stride=8, src_rep_stride=8)``;
     strides in 32 B blocks: block strides uint16, repeat strides uint8 (AD-API 辅助数据结构/UnaryRepeatParams.md)."""
 
@@ -104,7 +105,7 @@ class Param:
     name: str
     types: tuple
     label: str
-    default: object = _REQUIRED
+    default: object = REQUIRED
 
     def takes(self, value) -> bool:
         if isinstance(value, bool) and bool not in self.types:
@@ -112,10 +113,10 @@ class Param:
         return isinstance(value, self.types)
 
     def __str__(self) -> str:
-        return f"{self.name}: {self.label}" + ("" if self.default is _REQUIRED else f" = {self.default!r}")
+        return f"{self.name}: {self.label}" + ("" if self.default is REQUIRED else f" = {self.default!r}")
 
 
-def _int(name: str, default=_REQUIRED) -> Param:
+def _int(name: str, default=REQUIRED) -> Param:
     return Param(name, (int, np.integer), "int", default)
 
 
@@ -154,7 +155,7 @@ class Form:
             values[key] = value
         for param in self.params:
             if param.name not in values:
-                if param.default is _REQUIRED:
+                if param.default is REQUIRED:
                     return None
                 values[param.name] = param.default
         return values
@@ -279,7 +280,7 @@ def iteration(core, op: str, form: Form, values: dict, width: int) -> Iteration:
         count = int(values["count"])
         if not 0 <= count <= 2**31 - 1:
             raise core.error(op, f"count must be a non-negative element count (int32), got {values['count']!r}")
-        core.vector_mask = maskreg.AFTER_COUNT_FORM  # Normal mode, all bits set
+        maskreg.write(core, mode=MaskMode.NORMAL, high=maskreg.FULL, low=maskreg.FULL)  # what the count form leaves
         return Iteration("count", lanes, -(-count // lanes), count, None, True)
     reg = maskreg.register_of(core)
 
@@ -291,8 +292,11 @@ def iteration(core, op: str, form: Form, values: dict, width: int) -> Iteration:
     if strides["dst"][0] == 0:
         raise core.error(op, "the destination's block stride is 0, which the NPU leaves undefined (高维切分.md: "
                              "dstBlkStride不支持设置为0); use 1 for consecutive blocks")
+    corestate.read(core, "mask_mode", op)  # every split form runs in the register's mode (掩码.md 表3)
     if values["is_set_mask"]:
         _write_mask(core, op, reg, values["mask"], lanes)
+    else:  # the register's mask (or Counter-mode count): the kernel's own, or what it inherited
+        corestate.read(core, "mask", op)
     if reg.mode is MaskMode.COUNTER:  # repeat_times is ignored; the low 64 bits count the elements
         count = reg.low
         if count > core.soc.ub_bytes:
@@ -318,11 +322,12 @@ def _write_mask(core, op: str, reg: maskreg.MaskRegister, mask, lanes: int) -> N
         low, high = int(mask[0]), int(mask[1]) if len(mask) == 2 else 0
         if reg.mode is MaskMode.NORMAL:
             maskreg.check_bits(core, op, high, low, lanes)
-        reg.high, reg.low = (0, low) if reg.mode is MaskMode.COUNTER else (high, low)
+        maskreg.write(core, high=0 if reg.mode is MaskMode.COUNTER else high, low=low)
         return
     if mask < 0:
         raise core.error(op, f"a continuous mask must be >= 0 (a negative value is undefined, 掩码.md), got {mask}")
     if reg.mode is MaskMode.COUNTER:  # Counter mode: the mask argument is the element count (掩码.md)
-        reg.high, reg.low = 0, int(mask)
+        maskreg.write(core, high=0, low=int(mask))
         return
-    reg.high, reg.low = maskreg.continuous_bits(int(mask), lanes)
+    high, low = maskreg.continuous_bits(int(mask), lanes)
+    maskreg.write(core, high=high, low=low)

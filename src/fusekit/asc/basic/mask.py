@@ -58,10 +58,33 @@ AFTER_COUNT_FORM = MaskRegister()
 
 def register_of(core) -> MaskRegister:
     """The mask register of ``core``, its own to change (created in the reset state on first use)."""
-    reg = getattr(core, "vector_mask", None)
+    reg = core.vector_mask
     if reg is None or reg is AFTER_COUNT_FORM:
         reg = core.vector_mask = MaskRegister()
     return reg
+
+
+def write(core, *, mode: "MaskMode | None" = None, high: "int | None" = None, low: "int | None" = None) -> None:
+    """The one way the mask register of ``core`` changes: the given fields are written, and
+    ``fusekit.asc.corestate.written`` notes it ("mask_mode" for ``mode``, "mask" for the bits), so a value
+    this kernel inherited (``launch(initial_state=)``) stops being one. Every writer calls this: the mask
+    calls below, the split forms with is_set_mask=True (``AscendCUtils::SetMask``), the count forms
+    (SetMaskCount, SetVectorMask, then SetMaskNorm and ResetMask, 掩码.md 接口内设置Mask), whole_reduce_*
+    and the ReduceSum mask form, Copy, GatherMask, init_soc_state.
+    """
+    reg = core.vector_mask
+    if mode is MaskMode.NORMAL and high == FULL and low == FULL and (reg is None or reg is AFTER_COUNT_FORM):
+        core.vector_mask = AFTER_COUNT_FORM  # the reset state, shared: the hot count forms allocate nothing
+    else:
+        reg = register_of(core)
+        if mode is not None:
+            reg.mode = mode
+        if high is not None:
+            reg.high = high
+        if low is not None:
+            reg.low = low
+    corestate.written(core, *(("mask_mode",) if mode is not None else ()) +
+                      (("mask",) if high is not None or low is not None else ()))
 
 
 def continuous_bits(length: int, lanes: int) -> tuple[int, int]:
@@ -144,13 +167,14 @@ def set_vector_mask(*args, dtype, mode=MaskMode.NORMAL, length=None, mask_high=N
                   if v is not None)  # pyasc's keyword spellings of the same two forms
     lanes, mode = _lanes_of(core, op, dtype), _mode(core, op, mode)
     reg = register_of(core)
+    corestate.read(core, "mask_mode", op)  # the mode argument must match the register's (checked below)
     if mode is not reg.mode:
         switch = "set_mask_count()" if mode is MaskMode.COUNTER else "set_mask_norm()"
         raise core.error(op, f"mode={mode.name} but the mask register is in {reg.mode.name} mode: call {switch} first "
                              "(SetVectorMask.md: set the mode with SetMaskCount / SetMaskNorm before SetVectorMask)")
     if len(args) == 1:
         length = _int(core, op, "length", args[0], 0, 2**32 - 1 if mode is MaskMode.COUNTER else 2**31 - 1)
-        reg.high, reg.low = (0, length) if mode is MaskMode.COUNTER else continuous_bits(length, lanes)
+        high, low = (0, length) if mode is MaskMode.COUNTER else continuous_bits(length, lanes)
     elif len(args) == 2:
         high = _int(core, op, "mask_high", args[0], 0, FULL)
         low = _int(core, op, "mask_low", args[1], 0, FULL)
@@ -158,10 +182,10 @@ def set_vector_mask(*args, dtype, mode=MaskMode.NORMAL, length=None, mask_high=N
             raise core.error(op, f"Counter mode takes the element count in mask_low; mask_high must be 0, got {high}")
         if mode is MaskMode.NORMAL:
             check_bits(core, op, high, low, lanes)
-        reg.high, reg.low = high, low
     else:
         raise core.error(op, f"set_vector_mask takes (length, dtype=, mode=) or (mask_high, mask_low, dtype=, mode=); "
                              f"got {len(args)} positional arguments")
+    write(core, high=high, low=low)
     core.record(op, Pipe.S)
     corestate.set_by(core, "mask")  # SetVectorMask.md: reset_mask() once done (corestate.OBLIGATIONS)
 
@@ -169,8 +193,7 @@ def set_vector_mask(*args, dtype, mode=MaskMode.NORMAL, length=None, mask_high=N
 def reset_mask() -> None:
     """pyasc ``reset_mask()``: all 128 mask bits set (ResetMask.md)."""
     core = current("reset_mask")
-    reg = register_of(core)
-    reg.high = reg.low = FULL
+    write(core, high=FULL, low=FULL)
     core.record("reset_mask", Pipe.S)
     corestate.restored(core, "mask")
 
@@ -178,7 +201,7 @@ def reset_mask() -> None:
 def set_mask_count() -> None:
     """pyasc ``set_mask_count()``: the mask register switches to Counter mode (SetMaskCount.md)."""
     core = current("set_mask_count")
-    register_of(core).mode = MaskMode.COUNTER
+    write(core, mode=MaskMode.COUNTER)
     core.record("set_mask_count", Pipe.S)
     corestate.set_by(core, "mask_mode")  # SetMaskCount.md: set_mask_norm() once done (corestate.OBLIGATIONS)
 
@@ -186,6 +209,6 @@ def set_mask_count() -> None:
 def set_mask_norm() -> None:
     """pyasc ``set_mask_norm()``: the mask register switches to Normal mode, the default (SetMaskNorm.md)."""
     core = current("set_mask_norm")
-    register_of(core).mode = MaskMode.NORMAL
+    write(core, mode=MaskMode.NORMAL)
     core.record("set_mask_norm", Pipe.S)
     corestate.restored(core, "mask_mode")

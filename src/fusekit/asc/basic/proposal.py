@@ -22,16 +22,16 @@ from ..tensor import LocalTensor
 from ..trace import Pipe
 from .iteration import MAX_REPEAT, MISSING
 from .lanes import merged_ranges
-from .spec import Spec, export, register
+from .spec import NO_FIGURE, Spec, export, register
 
 _HF = frozenset({"float16", "float32"})
-SORT32 = register(Spec("sort32", "Sort32", "proposal", {"2201": _HF}, cost="sort", arithmetic=False,
+SORT32 = register(Spec("sort32", "Sort32", "proposal", {"2201": _HF}, arithmetic=False,
                        source="AD-API Memory矢量计算/排序组合（ISASI）/Sort32.md",
                        doc="each 32 (score, index) pairs sorted by descending score"))
-MRG_SORT = register(Spec("mrg_sort", "MrgSort", "proposal", {"2201": _HF}, cost="sort", arithmetic=False,
+MRG_SORT = register(Spec("mrg_sort", "MrgSort", "proposal", {"2201": _HF}, arithmetic=False,
                          source="AD-API Memory矢量计算/排序组合（ISASI）/MrgSort.md",
                          doc="merge up to 4 sorted queues of (score, index) into one, descending"))
-SORT = register(Spec("sort", "Sort", "proposal", {"2201": _HF}, cost="sort", arithmetic=False,
+SORT = register(Spec("sort", "Sort", "proposal", {"2201": _HF}, cost=NO_FIGURE, arithmetic=False,
                      source="AD-API 高阶API/排序操作/Sort.md", doc="(score, index) pairs sorted by descending score"))
 
 
@@ -315,7 +315,7 @@ def get_mrg_sort_result():
     """
     op = "get_mrg_sort_result"
     core = current(op)
-    counts = getattr(core, "mrg_sort_result", None)
+    counts = core.mrg_sort_result
     if counts is None:
         raise core.error(op, "no mrg_sort has run on this core yet; call asc.mrg_sort first")
     core.record(op, Pipe.S)
@@ -367,13 +367,13 @@ def get_sort_offset(elem_offset):
 
 _RP = {"2002": _HF}
 _ISA = "AD-API Memory矢量计算/排序组合（ISASI）/"
-CONCAT = register(Spec("proposal_concat", "ProposalConcat", "proposal", _RP, cost="elementwise", arithmetic=False,
+CONCAT = register(Spec("proposal_concat", "ProposalConcat", "proposal", _RP, cost=NO_FIGURE, arithmetic=False,
                        source=_ISA + "ProposalConcat.md", doc="field mode_number of proposal 16r+j = src[16r+j]"))
-EXTRACT = register(Spec("proposal_extract", "ProposalExtract", "proposal", _RP, cost="elementwise", arithmetic=False,
+EXTRACT = register(Spec("proposal_extract", "ProposalExtract", "proposal", _RP, cost=NO_FIGURE, arithmetic=False,
                         source=_ISA + "ProposalExtract.md", doc="dst[16r+j] = field mode_number of proposal 16r+j"))
-RP_SORT16 = register(Spec("rp_sort16", "RpSort16", "proposal", _RP, cost="sort", arithmetic=False,
+RP_SORT16 = register(Spec("rp_sort16", "RpSort16", "proposal", _RP, cost=NO_FIGURE, arithmetic=False,
                           source=_ISA + "RpSort16.md", doc="each 16 Region Proposals sorted by descending score"))
-MRG_SORT4 = register(Spec("mrg_sort4", "MrgSort4", "proposal", _RP, cost="sort", arithmetic=False,
+MRG_SORT4 = register(Spec("mrg_sort4", "MrgSort4", "proposal", _RP, cost=NO_FIGURE, arithmetic=False,
                           source=_ISA + "MrgSort4.md", doc="merge up to 4 sorted Region Proposal queues"))
 _SCORE = 4  # position of the score in a proposal
 

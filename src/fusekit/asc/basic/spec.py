@@ -3,7 +3,7 @@
 A spec holds an instruction's facts in one place (``docs/developer-guide.md``, "Design rules"):
 its pyasc name, its Ascend C name, its family, its pipe, the dtypes it accepts per NPU
 architecture (from the "数据类型" section of its AD-API page), its numpy semantics and its cost
-class. Execution (:mod:`.execute`), the SoC's dtype tables (:mod:`fusekit.soc`), ``asc.__all__``
+row. Execution (:mod:`.execute`), the SoC's dtype tables (:mod:`fusekit.soc`), ``asc.__all__``
 and the timing model read specs, never instruction names.
 
 To add an instruction: ``register(Spec(...))`` in its family file and bind the pyasc function
@@ -55,8 +55,10 @@ class Spec:
             plus the destination's current lanes when ``reads_dst``) and returns the result lanes,
             which are rounded once to the destination dtype.
         pipe: the pipe that executes it (PIPE_V for every vector instruction).
-        cost: cost class for the timing model when no per-instruction figure exists:
-            ``"elementwise"``, ``"transcendental"``, ``"division"``, ``"convert"``, ``"fill"``.
+        cost: the row of the SoC's vector throughput table that costs it (AD-API
+            附录/Vector指令理论性能汇总.md, keyed by Ascend C name: by default ``cpp``; the page's
+            newer name where it renamed an interface, 接口变更说明.md), or :data:`NO_FIGURE` where the
+            page gives none. ``tests/test_spec_conformance.py`` checks that every row exists.
         reads_dst: the destination is also a source (MulAddDst, FusedMulAdd, Axpy ...).
         in_place_src1: the 通用地址重叠约束 exception: a later repeat may read what an earlier
             repeat wrote when that operand is src1 and src1's or dst's repeat stride is 0
@@ -74,19 +76,28 @@ class Spec:
     compute: Callable | None = field(default=None, repr=False, compare=False)
     pairs: Mapping[str, frozenset] | None = None
     pipe: Pipe = Pipe.V
-    cost: str = "elementwise"
+    cost: str = ""
     reads_dst: bool = False
     in_place_src1: bool = False
     arithmetic: bool = True
     source: str = ""
     doc: str = ""
 
+    def __post_init__(self):
+        if not self.cost:
+            object.__setattr__(self, "cost", self.cpp)  # the throughput page is keyed by the Ascend C name
+
     def accepts(self, arch: str, dtype_name: str) -> bool:
         """Whether the instruction takes ``dtype_name`` on architecture ``arch``."""
         return dtype_name in self.dtypes.get(arch, ())
 
 
+# Spec.cost of an instruction the throughput page gives no figure for: the timing model charges one
+# 256 B repeat per cycle (``fusekit.timing.schedule.vector_cycles``).
+NO_FIGURE = "no documented figure: default"
+
 REGISTRY: dict[str, Spec] = {}
+_BY_CPP: dict[str, Spec] = {}  # Ascend C name -> spec: ``Instr.cost`` records it
 API: dict[str, object] = {}  # name -> what ``fusekit.asc`` exports: the instructions and their helper types
 
 
@@ -95,6 +106,7 @@ def register(spec: Spec) -> Spec:
     if spec.name in REGISTRY and REGISTRY[spec.name] != spec:
         raise ValueError(f"vector instruction {spec.name!r} is registered twice")
     REGISTRY[spec.name] = spec
+    _BY_CPP[spec.cpp] = spec
     return spec
 
 
@@ -102,6 +114,13 @@ def export(obj, name: str | None = None):
     """Export ``obj`` from ``fusekit.asc`` under ``name`` (default its ``__name__``); returns it."""
     API[name or obj.__name__] = obj
     return obj
+
+
+def cost_row(cpp: str, op: str = "") -> str | None:
+    """The throughput-table row of an instruction recorded with ``Instr.cost == cpp``, its Ascend C name
+    (``""``: the spec named ``op``); None where its spec says :data:`NO_FIGURE` or there is no spec."""
+    spec = _BY_CPP.get(cpp) if cpp else REGISTRY.get(op)
+    return None if spec is None or spec.cost == NO_FIGURE else spec.cost
 
 
 def dtype_table(arch: str) -> Mapping[str, frozenset]:

@@ -35,15 +35,15 @@ import numpy as np
 from ..runtime import current
 from ..tensor import LocalTensor
 from ..trace import Access, Mem, Pipe
+from . import overlap
 from .spec import Spec, export, register, same_on_all
-from .vec_cmpsel import _repeat_overlaps  # 通用地址重叠约束 on byte addresses, repeat by repeat
 
 _PAGE = "AD-API Memory矢量计算/数据排布转换/TransDataTo5HD.md"
 _LIST = 16           # NCHW_CONV_ADDR_LIST_SIZE
 _BLOCK = 32          # bytes of a DataBlock
 SPEC = register(Spec("trans_data_to_5hd", "TransDataTo5HD", "vec_5hd",
                      same_on_all({"int8", "uint8", "int16", "uint16", "float16", "int32", "uint32", "float32"}),
-                     cost="elementwise", arithmetic=False, source=_PAGE,
+                     arithmetic=False, source=_PAGE,
                      doc="16 DataBlocks transposed into 16 DataBlocks (NCHW -> NC1HWC0)"))
 
 
@@ -82,7 +82,7 @@ def _flag(core, op: str, params, name: str) -> bool:
 
 def _dtype_of_addresses(core, op: str, addrs: list[int], what: str):
     """The element type pyasc's compiler gives an address list: that of the tensor get_phy_addr was called on."""
-    seen = getattr(core, "phy_addr_dtypes", {})
+    seen = core.phy_addr_dtypes
     for a in addrs:
         if a in seen:
             return seen[a]
@@ -227,7 +227,7 @@ def trans_data_to_5hd(dst_list=None, src_list=None, params=None, *, dst=None, sr
     src_idx = s_read[:, :, None] + np.arange(width)  # [repeat, 16 blocks, bytes]
     dst_idx = d_write[:, :, None] + np.arange(width)
     rep = np.broadcast_to(np.arange(repeat)[:, None, None], src_idx.shape)
-    _repeat_overlaps(core, op, "dst_list", dst_idx, rep, "src_list", "src_list", src_idx, rep, exact_ok=True)
+    overlap.repeats(core, op, "dst_list", dst_idx, rep, "src_list", "src_list", src_idx, rep, exact_ok=True)
 
     def effect():
         ub = core.ub

@@ -25,7 +25,7 @@ from ..sync import PipeID, pipe_barrier
 from ..tensor import LocalTensor
 from .iteration import BinaryRepeatParams, UnaryRepeatParams
 from .mask import MaskMode, reset_mask, set_mask_count, set_mask_norm, set_vector_mask
-from .spec import Spec, export, register
+from .spec import NO_FIGURE, Spec, export, register
 from .vec_binary import add, mul
 from .vec_binary_scalar import adds
 from .vec_brcb import BrcbRepeatParams, brcb
@@ -33,7 +33,7 @@ from .vec_gather import GatherRepeatParams, gatherb
 
 _PAGE = "AD-API Memory矢量计算/基础算术/BilinearInterpolation(ISASI).md"
 SPEC = register(Spec("bilinear_interpolation", "BilinearInterpolation", "vec_bilinear", {"2201": frozenset({"float16"})},
-                     cost="elementwise", source=_PAGE,
+                     cost=NO_FIGURE, source=_PAGE,
                      doc="gathered src0 blocks times src1, summed over h_repeat, per vertical iteration"))
 _LANES = 128  # half lanes of one repeat
 

@@ -23,7 +23,7 @@ from .arith import fused_multiply_add, relu
 from .execute import execute
 from .iteration import BINARY_FORMS, MISSING, bind, iteration
 from .rounding import RoundMode, convert
-from .spec import ARITH, F16_F32, INT16, Spec, destinations, export, register, same_on_all
+from .spec import ARITH, F16_F32, INT16, NO_FIGURE, Spec, destinations, export, register, same_on_all
 
 _PAGE = "AD-API Memory矢量计算/{}.md"
 
@@ -108,7 +108,7 @@ sub = binary(_spec("sub", "Sub", "基础算术/Sub", np.subtract, same_on_all(AR
                    in_place_src1=True))
 mul = binary(_spec("mul", "Mul", "基础算术/Mul", np.multiply, same_on_all(ARITH), "dst = src0 * src1",
                    in_place_src1=True))
-div = binary(_spec("div", "Div", "基础算术/Div", np.divide, same_on_all(F16_F32), "dst = src0 / src1", cost="division"))
+div = binary(_spec("div", "Div", "基础算术/Div", np.divide, same_on_all(F16_F32), "dst = src0 / src1"))
 max = binary(_spec("max", "Max", "基础算术/Max", np.maximum, same_on_all(ARITH), "dst = max(src0, src1)",  # noqa: A001
                    in_place_src1=True))
 min = binary(_spec("min", "Min", "基础算术/Min", np.minimum, same_on_all(ARITH), "dst = min(src0, src1)",  # noqa: A001
@@ -124,11 +124,11 @@ fused_mul_add = binary(_spec("fused_mul_add", "FusedMulAdd", "复合计算/Fused
 fused_mul_add_relu = binary(_spec("fused_mul_add_relu", "MulAddRelu", "复合计算/MulAddRelu", _fused_mul_add_relu,
                                   same_on_all(F16_F32), "dst = max(src0 * dst + src1, 0)", reads_dst=True))
 mul_cast = binary(_spec("mul_cast", "MulCast", "复合计算/MulCast", np.multiply, destinations(_MUL_CAST),
-                        "dst = cast(src0 * src1)", pairs=_MUL_CAST, cost="convert"))
+                        "dst = cast(src0 * src1)", pairs=_MUL_CAST))
 bitwise_and = binary(_spec("bitwise_and", "And", "逻辑计算/And", np.bitwise_and, same_on_all(INT16),
                            "dst = src0 & src1"))
 bitwise_or = binary(_spec("bitwise_or", "Or", "逻辑计算/Or", np.bitwise_or, same_on_all(INT16), "dst = src0 | src1"))
 _ADD_DEQ_RELU = _spec("add_deq_relu", "AddDeqRelu", "复合计算/AddDeqRelu", None, same_on_all({"float16"}),
                       "dst = max(cast(DEQSCALE * (src0 + src1)), 0)", pairs=same_on_all({("int32", "float16")}),
-                      cost="convert")
+                      cost=NO_FIGURE)
 add_deq_relu = binary(_ADD_DEQ_RELU, prepare=lambda core: _deq_relu_with(deq.scale_of(core, "add_deq_relu")))

@@ -16,18 +16,18 @@ import numpy as np
 from .. import checks
 from ..runtime import current
 from ..trace import Pipe
-from .iteration import BLOCK, MAX_REPEAT, MISSING, _Params
+from . import overlap
+from .iteration import BLOCK, MAX_REPEAT, MISSING, RepeatParams
 from .lanes import merged_ranges
 from .spec import Spec, export, register
-from .vec_gather import _check_disjoint
 
 _TABLE_2201 = frozenset({"int16", "uint16", "float16", "bfloat16", "int32", "uint32", "float32"})
 SPEC = register(Spec("brcb", "Brcb", "vec_brcb", {"2201": _TABLE_2201, "2002": _TABLE_2201 - {"bfloat16"}},
-                     cost="fill", arithmetic=False, source="AD-API Memory矢量计算/数据填充/Brcb.md",
+                     arithmetic=False, source="AD-API Memory矢量计算/数据填充/Brcb.md",
                      doc="dst block (r, j) = src0[8r + j] repeated"))
 
 
-class BrcbRepeatParams(_Params):
+class BrcbRepeatParams(RepeatParams):
     """pyasc ``asc.BrcbRepeatParams(dst_blk_stride=1, dst_rep_stride=8)``: destination strides in 32 B
     blocks (uint16 as pyasc builds them, core/types.py; Brcb.md 表3)."""
 
@@ -79,7 +79,7 @@ def brcb(dst=MISSING, src0=MISSING, repeat_times=MISSING, repeat_params=MISSING)
                          kind="out-of-bounds", **dst.describe(last + 1))
     d_ranges = merged_ranges(d_index.ravel(), size, dst.addr)
     reads = ((s0, s1),) if n_src else ()
-    _check_disjoint(core, op, dst, d_ranges, {src0.name: reads}, "Brcb.md")
+    overlap.disjoint(core, op, dst, d_ranges, {src0.name: reads}, "Brcb.md")
 
     def effect():
         values = src0.array(n_src)

@@ -35,7 +35,7 @@ selMask bit is 1 and src1 where it is 0.
   there (recorded in the Trace as a Duplicate then a SetCmpMask, both on PIPE_V) and **leaves the CmpMask
   register holding that value**; a TPipe whose buffers reach into those bytes is a KernelError (the 8 KB
   must stay free).
-- Split forms follow 通用地址重叠约束 (通用说明和约束.md) repeat by repeat (:func:`_repeat_overlaps`): within
+- Split forms follow 通用地址重叠约束 (通用说明和约束.md) repeat by repeat (:func:`.overlap.repeats`): within
   a repeat a source and dst share all their bytes or none (a compare's bit-mask dst never has its
   source's bytes; selMask bits consumed by a repeat count as a source), and no repeat reads what an
   earlier repeat wrote, while a later repeat may overwrite what an earlier one read.
@@ -51,11 +51,12 @@ import operator
 
 import numpy as np
 
-from .. import checks, dtypes
+from .. import checks, corestate, dtypes
 from ..runtime import current
 from ..tensor import LocalTensor
 from ..trace import Access, Mem
-from .iteration import (_REQUIRED, BLOCK, IS_SET_MASK, MASK_INT, MASK_LIST, MAX_REPEAT, REPEAT, BinaryRepeatParams,
+from . import overlap
+from .iteration import (BLOCK, IS_SET_MASK, MASK_INT, MASK_LIST, MAX_REPEAT, REPEAT, REQUIRED, BinaryRepeatParams,
                         Form, Iteration, Param, UnaryRepeatParams, bind, iteration)
 from .lanes import lanes, merged_ranges
 from .spec import F16_F32, Spec, export, register, same_on_all
@@ -92,20 +93,20 @@ _CMP = {CMPMODE.LT: operator.lt, CMPMODE.GT: operator.gt, CMPMODE.EQ: operator.e
 # AI Core half and float. Spec.dtypes holds the source dtype T here; the destination is a bit mask.
 _CMP_T = {"2201": frozenset({"float16", "float32", "int32"}), "2002": F16_F32}
 _EQ_ONLY = frozenset({"int32"})
-COMPARE = register(Spec("compare", "Compare", "vec_cmpsel", _CMP_T, cost="compare", source=_PAGE.format("Compare"),
+COMPARE = register(Spec("compare", "Compare", "vec_cmpsel", _CMP_T, source=_PAGE.format("Compare"),
                         doc="bit i of dst = src0[i] <cmp_mode> src1[i]"))
-COMPARE_SCALAR = register(Spec("compare_scalar", "Compares", "vec_cmpsel", _CMP_T, cost="compare",
+COMPARE_SCALAR = register(Spec("compare_scalar", "Compares", "vec_cmpsel", _CMP_T,
                                source=_PAGE.format("Compares"), doc="bit i of dst = src0[i] <cmp_mode> scalar"))
-COMPARE_REG = Spec("compare", "Compare", "vec_cmpsel", same_on_all(F16_F32), cost="compare",
+COMPARE_REG = Spec("compare", "Compare", "vec_cmpsel", same_on_all(F16_F32),
                    source=_PAGE.format("Compare（结果存入寄存器）"), doc="CmpMask bit i = src0[i] <cmp_mode> src1[i]")
-SELECT = register(Spec("select", "Select", "vec_cmpsel", same_on_all(F16_F32), cost="select", arithmetic=False,
+SELECT = register(Spec("select", "Select", "vec_cmpsel", same_on_all(F16_F32), arithmetic=False,
                        source=_PAGE.format("Select"), doc="dst[i] = src0[i] if selMask bit i else src1[i]"))
 _B8_B64 = frozenset({"int8", "uint8", "int16", "uint16", "float16", "bfloat16", "int32", "uint32", "float32",
                      "int64", "uint64"})
 GET_CMP_MASK = register(Spec("get_cmp_mask", "GetCmpMask", "vec_cmpsel",
-                             same_on_all(d for d in _B8_B64 if not d.endswith("64")), cost="register",
+                             same_on_all(d for d in _B8_B64 if not d.endswith("64")),
                              arithmetic=False, source=_PAGE.format("GetCmpMask(ISASI)"), doc="dst[0:16 B] = CmpMask"))
-SET_CMP_MASK = register(Spec("set_cmp_mask", "SetCmpMask", "vec_cmpsel", same_on_all(_B8_B64), cost="register",
+SET_CMP_MASK = register(Spec("set_cmp_mask", "SetCmpMask", "vec_cmpsel", same_on_all(_B8_B64),
                              arithmetic=False, source=_PAGE.format("SetCmpMask(ISASI)"), doc="CmpMask = src[0:16 B]"))
 _SEL_MASK_DTYPES = frozenset({"uint8", "uint16", "uint32", "uint64"})  # Select.md: U
 
@@ -122,7 +123,7 @@ class CmpMaskRegister:
 
 
 def cmp_register(core) -> CmpMaskRegister:
-    reg = getattr(core, "cmp_mask", None)
+    reg = core.cmp_mask
     if reg is None:
         reg = core.cmp_mask = CmpMaskRegister()
     return reg
@@ -181,57 +182,6 @@ def _cmp_dtype(core, spec: Spec, src0, mode: CMPMODE) -> None:
         raise core.error(spec.name, f"{spec.cpp} on {src0.dtype.name} supports CMPMODE.EQ only ({spec.source}, 数据类型: "
                                     f"int32_t只支持CMPMODE::EQ), got CMPMODE.{mode.name}", kind="unsupported",
                          tensor=src0.name)
-
-
-def _repeat_overlaps(core, op: str, dst_name: str, d_addr, d_rep, role: str, src_name: str, s_addr, s_rep,
-                     exact_ok: bool) -> None:
-    """The split forms' 通用地址重叠约束 (通用说明和约束.md) on flat UB byte addresses, each with the repeat
-    that writes (``d_*``) or reads (``s_*``) it:
-    - 单次迭代内: in one repeat the source's bytes and the destination's are the same set or disjoint
-      (``exact_ok`` False: never the same, e.g. a bit mask and the elements it describes);
-    - 多次迭代间: no repeat reads a byte an earlier repeat wrote (a later repeat may overwrite what an
-      earlier one read).
-    """
-    d_addr, d_rep, s_addr, s_rep = (np.asarray(a, np.int64).ravel() for a in (d_addr, d_rep, s_addr, s_rep))
-    if not d_addr.size or not s_addr.size or d_addr.max() < s_addr.min() or s_addr.max() < d_addr.min():
-        return
-    d_keys, s_keys = np.unique(d_addr * 256 + d_rep), np.unique(s_addr * 256 + s_rep)  # repeat < 256
-    common = np.intersect1d(d_keys, s_keys, assume_unique=True)
-    if common.size:
-        shared = np.unique(common % 256)  # repeats in which the two share bytes
-        bad = shared
-        if exact_ok:  # allowed only where the repeat's byte sets are equal
-            c = np.bincount(common % 256, minlength=256)[shared]
-            full = (c == np.bincount(d_keys % 256, minlength=256)[shared]) & \
-                (c == np.bincount(s_keys % 256, minlength=256)[shared])
-            bad = shared[~full]
-        if bad.size:
-            r = int(bad[0])
-            how = "partially overlaps" if exact_ok else "overlaps"
-            raise core.error(op, f"in repeat {r}, {role} {src_name} {how} the destination {dst_name}: within one repeat "
-                                 "the operands must overlap 100% or not at all (通用说明和约束.md, 通用地址重叠约束: "
-                                 "单次迭代内)" + ("" if exact_ok else "; a bit mask never has its source's bytes"),
-                             tensor=dst_name, kind="partial-overlap")
-    order = np.argsort(d_addr, kind="stable")
-    addresses, starts = np.unique(d_addr[order], return_index=True)
-    first_write = np.minimum.reduceat(d_rep[order], starts)
-    pos = np.minimum(np.searchsorted(addresses, s_addr), addresses.size - 1)
-    hit = addresses[pos] == s_addr
-    late = np.flatnonzero(first_write[pos[hit]] < s_rep[hit])
-    if late.size:
-        r = int(s_rep[hit][late[0]])
-        raise core.error(op, f"repeat {r} reads {role} {src_name} bytes (UB byte {int(s_addr[hit][late[0]])}) that an "
-                             f"earlier repeat wrote to the destination {dst_name}: the NPU may overwrite a source before "
-                             "it is read (通用说明和约束.md, 通用地址重叠约束: 多次迭代间); change the strides or use "
-                             "separate buffers", tensor=dst_name, kind="partial-overlap")
-
-
-def _lane_bytes(tensor, grid: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(UB byte addresses, repeat of each) of the active lanes of ``grid`` [repeats, lanes]."""
-    size = tensor.dtype.sizeof()
-    rows = np.broadcast_to(np.arange(grid.shape[0])[:, None], grid.shape)[active]
-    addr = tensor.addr + grid[active][:, None] * size + np.arange(size)
-    return addr.ravel(), np.repeat(rows, size)
 
 
 # --------------------------------------------------------------------------------------------
@@ -305,8 +255,8 @@ def _vector_compare(core, spec: Spec, dst, srcs: dict, form: Form, values: dict,
     reads = {role: s[role].accesses(t) for role, t in srcs.items()}
     d_rep = np.repeat(np.arange(it.repeats), per_rep)
     for role, t in srcs.items():
-        s_addr, s_rep = _lane_bytes(t, s[role].grid, np.ones(s[role].grid.shape, bool))
-        _repeat_overlaps(core, op, dst.name, dst.addr + byte_index, d_rep, role, t.name, s_addr, s_rep, exact_ok=False)
+        s_addr, s_rep = overlap.lane_bytes(t, s[role].grid, np.ones(s[role].grid.shape, bool))
+        overlap.repeats(core, op, dst.name, dst.addr + byte_index, d_rep, role, t.name, s_addr, s_rep, exact_ok=False)
 
     def effect():
         vals = [t.array(t.length)[s[role].grid] for role, t in srcs.items()]
@@ -335,6 +285,7 @@ def _register_compare(core, src0, src1, args, kwargs) -> None:
     s0, s1 = lanes(core, op, src0, it, "src0"), lanes(core, op, src1, it, "src1")
     reg = cmp_register(core)
     reg.loaded = True
+    corestate.written(core, "cmp_mask")
     active = it.active()
     lanes_per = it.lanes
 
@@ -413,6 +364,7 @@ def compare_scalar(dst, src0, src1_scalar, cmp_mode, *args, **kwargs) -> None:
 # --------------------------------------------------------------------------------------------
 
 def _need_register(core, op: str) -> CmpMaskRegister:
+    corestate.read(core, "cmp_mask", op)
     reg = cmp_register(core)
     if not reg.loaded:
         raise core.error(op, f"{op} reads the CmpMask register, but nothing has set it on this core: call "
@@ -465,6 +417,7 @@ def set_cmp_mask(src) -> None:
                          kind="out-of-bounds", **src.describe(src.length))
     reg = cmp_register(core)
     reg.loaded = True
+    corestate.written(core, "cmp_mask")
 
     def effect():
         reg.value = _ub_bytes(src)[:CMP_BYTES].copy()
@@ -481,7 +434,7 @@ _SCALAR = Param("src1", (int, float, np.integer, np.floating), "float")
 _TENSOR = Param("src1", (LocalTensor,), "LocalTensor")
 _SEL_MODE = Param("sel_mode", (SelMode,), "SelMode")
 _RP = Param("repeat_params", (BinaryRepeatParams,), "BinaryRepeatParams")
-_COUNT_P = Param("count", (int, np.integer), "int", _REQUIRED)
+_COUNT_P = Param("count", (int, np.integer), "int", REQUIRED)
 
 
 def _sel_strides(values, core, op) -> dict:
@@ -556,7 +509,7 @@ def _stage_in_scratch(core, op: str, values: np.ndarray) -> None:
     load the CmpMask register from its first 16 B (module docstring: UB scratch of modes 1 and 2)."""
     base = core.soc.ub_tiling_bytes  # TMP_UB_OFFSET == TOTAL_VEC_LOCAL_SIZE (kernel_utils_constants.h)
     n = values.nbytes
-    pipe = getattr(core, "pipe", None)
+    pipe = core.pipe
     if pipe is not None and getattr(pipe, "used", 0) > base:
         raise core.error(op, f"select modes 1 and 2 use UB [{base}, {base + n}) as scratch (TMP_UB_OFFSET), but the "
                              f"TPipe's buffers reach UB byte {pipe.used}: leave the last "
@@ -564,6 +517,7 @@ def _stage_in_scratch(core, op: str, values: np.ndarray) -> None:
                              "Unified Buffer空间)", kind="ub-overflow")
     reg = cmp_register(core)
     reg.loaded = True
+    corestate.written(core, "cmp_mask")
     name = "select scratch (TMP_UB_OFFSET)"
 
     def duplicate():
@@ -636,24 +590,20 @@ def _select(core, dst, sel, src0, src1, mode: SelMode, it: Iteration, scalar=Non
     writes = d.accesses(dst)
     if not it.contiguous and it.elements:  # split form: 通用地址重叠约束 per repeat and across repeats
         active = it.active()
-        d_addr, d_rep = _lane_bytes(dst, d.grid, active)
+        d_addr, d_rep = overlap.lane_bytes(dst, d.grid, active)
         for role, sl, t in (("src0", s0, src0), ("src1", s1, src1)):
             if sl is not None:
-                _repeat_overlaps(core, op, dst.name, d_addr, d_rep, role, t.name, *_lane_bytes(t, sl.grid, active),
-                                 exact_ok=True)
+                overlap.repeats(core, op, dst.name, d_addr, d_rep, role, t.name, *overlap.lane_bytes(t, sl.grid, active),
+                                exact_ok=True)
         if mode is not SelMode.VSEL_CMPMASK_SPR and sel is not None:  # repeat r consumes selMask bits of its lanes
             bit = (np.arange(it.repeats)[:, None] * it.lanes + np.arange(it.lanes)[None, :])[active]
-            _repeat_overlaps(core, op, dst.name, d_addr, d_rep, "sel_mask", sel.name, sel.addr + bit // 8,
-                             np.nonzero(active)[0], exact_ok=False)
+            overlap.repeats(core, op, dst.name, d_addr, d_rep, "sel_mask", sel.name, sel.addr + bit // 8,
+                            np.nonzero(active)[0], exact_ok=False)
     if it.contiguous and it.count:  # count form: a source overlaps dst completely or not at all (通用地址重叠约束)
         for role, s, t in (("src0", s0, src0), ("src1", s1, src1)):
             if s is None:
                 continue
-            (a0, a1), (b0, b1) = d.ranges[0], s.ranges[0]
-            if a0 < b1 and b0 < a1 and (a0, a1) != (b0, b1):
-                raise core.error(op, f"{role} {t.name} (UB [{b0}, {b1})) partially overlaps dst {dst.name} (UB [{a0}, "
-                                     f"{a1})): operands may overlap only completely (通用说明和约束.md, 通用地址重叠约束)",
-                                 tensor=dst.name, kind="partial-overlap")
+            overlap.whole_or_none(core, op, f"{role} {t.name}", s.ranges[0], f"dst {dst.name}", d.ranges[0], dst.name)
     if it.elements == 0:
         core.record(op, SELECT.pipe, count=0, dtype=dst.dtype.name, repeats=it.repeats, cost=SELECT.cpp)
         return

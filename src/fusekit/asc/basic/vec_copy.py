@@ -15,21 +15,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import checks
+from .. import checks, corestate
 from ..runtime import current
 from .execute import execute
-from .iteration import (IS_SET_MASK, MASK_INT, MASK_LIST, MAX_REPEAT, MISSING, Form, Iteration, Param, _Params, bind,
-                        iteration)
-from .mask import FULL, MaskMode, register_of
-from .spec import Spec, export, register
+from .iteration import (IS_SET_MASK, MASK_INT, MASK_LIST, MAX_REPEAT, MISSING, Form, Iteration, Param, RepeatParams,
+                        bind, iteration)
+from .mask import FULL, MaskMode, register_of, write
+from .spec import NO_FIGURE, Spec, export, register
 
 SPEC = register(Spec("copy", "Copy", "vec_copy",
                      {"2201": frozenset({"int16", "uint16", "float16", "bfloat16", "int32", "uint32", "float32"})},
-                     compute=lambda x: x, cost="elementwise", arithmetic=False,
+                     compute=lambda x: x, cost=NO_FIGURE, arithmetic=False,
                      source="AD-API Memory矢量计算/数据搬运/Copy（UBToUB掩码式高维数据搬运）.md", doc="dst = src"))
 
 
-class CopyRepeatParams(_Params):
+class CopyRepeatParams(RepeatParams):
     """pyasc ``asc.CopyRepeatParams(dst_stride=0, src_stride=0, dst_repeat_size=0, src_repeat_size=0)``: block
     strides (uint16, [0, 65535]) and repeat strides ([0, 4095]) in 32 B blocks (Copy.md 表3 / 表4)."""
 
@@ -55,13 +55,13 @@ FORMS = (Form("split", (MASK_INT, _RT, _RP, IS_SET_MASK), _strides),
 
 def _counter_iteration(core, op: str, form: Form, values: dict, lanes: int) -> Iteration:
     """Counter mode: ``mask`` elements in each of ``repeat_time`` repeats (Copy.md 约束说明, 图1)."""
-    reg = register_of(core)
     mask = values["mask"]
     if values["is_set_mask"]:
         per = int(mask[0]) if isinstance(mask, (list, tuple)) else int(mask)
-        reg.high, reg.low = 0, per & FULL
+        write(core, high=0, low=per & FULL)
     else:
-        per = reg.low
+        corestate.read(core, "mask", op)
+        per = register_of(core).low
     if not 0 <= per <= lanes:
         raise core.error(op, f"in Counter mode Copy's mask is the element count of each repeat; it must be in "
                              f"[0, {lanes}] for {256 // lanes}-byte elements, got {per} (Copy.md 约束说明)")
@@ -95,6 +95,7 @@ def copy(dst=MISSING, src=MISSING, *args, **kwargs) -> None:
     if not 0 <= rt <= MAX_REPEAT:
         raise core.error(op, f"repeat_time must be in [0, {MAX_REPEAT}] (a uint8; Copy.md), got {rt}")
     width = dst.dtype.sizeof()
+    corestate.read(core, "mask_mode", op)
     if register_of(core).mode is MaskMode.COUNTER:
         it = _counter_iteration(core, op, form, values, 256 // width)
     else:

@@ -32,7 +32,7 @@ FORMS = (count_form(), Form("split", (MASK_INT, REPEAT_TIMES, *_STRIDES, IS_SET_
 _DTYPES_2201 = frozenset({"float16", "bfloat16", "float32", "int16", "uint16", "int32", "uint32"})
 SPEC = register(Spec("duplicate", "Duplicate", "vec_duplicate",
                      {"2201": _DTYPES_2201, "2002": _DTYPES_2201 - {"bfloat16"}},
-                     cost="fill", arithmetic=False, source="AD-API Memory矢量计算/数据填充/Duplicate.md",
+                     arithmetic=False, source="AD-API Memory矢量计算/数据填充/Duplicate.md",
                      doc="dst = scalar"))
 
 

@@ -24,17 +24,18 @@ import numpy as np
 from .. import checks
 from ..runtime import current
 from ..trace import Pipe
-from .iteration import (BLOCK, MASK_INT, MASK_LIST, MAX_REPEAT, MISSING, REPEAT_TIMES, Form, Param, _Params, bind,
-                        count_form, iteration)
+from . import overlap
+from .iteration import (BLOCK, MASK_INT, MASK_LIST, MAX_REPEAT, MISSING, REPEAT_TIMES, Form, Param, RepeatParams,
+                        bind, count_form, iteration)
 from .lanes import lanes, merged_ranges
 from .spec import Spec, export, register
 
 _TABLE_2201 = frozenset({"int16", "uint16", "float16", "bfloat16", "int32", "uint32", "float32"})
 GATHER = register(Spec("gather", "Gather", "vec_gather", {"2201": _TABLE_2201, "2002": _TABLE_2201 - {"bfloat16"}},
-                       cost="gather", arithmetic=False, source="AD-API Memory矢量计算/离散与聚合/Gather.md",
+                       arithmetic=False, source="AD-API Memory矢量计算/离散与聚合/Gather.md",
                        doc="dst[i] = src[(src_base + src_offset[i]) / sizeof(T)]"))
 # Gatherb: A2/A3 only (产品支持情况: Atlas 推理系列产品AI Core 不支持); 数据类型 on A2/A3: uint16_t, uint32_t.
-GATHERB = register(Spec("gatherb", "Gatherb", "vec_gather", {"2201": frozenset({"uint16", "uint32"})}, cost="gather",
+GATHERB = register(Spec("gatherb", "Gatherb", "vec_gather", {"2201": frozenset({"uint16", "uint32"})},
                         arithmetic=False, source="AD-API Memory矢量计算/离散与聚合/Gatherb(ISASI).md",
                         doc="dst block j of repeat r = the 32 B of src0 at byte offset[8r + j]"))
 
@@ -59,7 +60,7 @@ def _offset_index(it) -> np.ndarray:
     return grid[it.active()]
 
 
-def _uint32_offsets(core, op: str, offsets, name: str) -> None:
+def uint32_offsets(core, op: str, offsets, name: str) -> None:
     if offsets.dtype.name != "uint32":
         raise core.error(op, f"{name} ({offsets.name}) must be a uint32 LocalTensor of byte offsets, got "
                              f"{offsets.dtype.name}", tensor=offsets.name, kind="unsupported")
@@ -77,7 +78,7 @@ def _read_offsets(core, op: str, offsets, index: np.ndarray) -> tuple[np.ndarray
     return values, merged_ranges(index, 4, offsets.addr)
 
 
-def _offset_bytes(core, op: str, base, base_name: str, offsets, name: str, it, size: int, page: str):
+def offset_bytes(core, op: str, base, base_name: str, offsets, name: str, it, size: int, page: str):
     """Check a scattered-address operand pair (``*_base`` and a uint32 ``*_offset`` tensor, both in
     bytes and multiples of the element size, ``page`` 约束说明) and read the offsets the active lanes use.
 
@@ -98,17 +99,6 @@ def _offset_bytes(core, op: str, base, base_name: str, offsets, name: str, it, s
                              f"multiple of sizeof(T) = {size} ({page} 约束说明: 偏移须按元素位宽对齐); offsets are in "
                              "bytes, not elements", kind="misaligned", tensor=offsets.name)
     return o_index, offs, o_ranges, byte
-
-
-def _check_disjoint(core, op: str, dst, writes, reads_by_name: dict, page: str) -> None:
-    """The destination shares no byte with what the instruction reads (the page: 不支持源操作数与目的操作数使用同一块内存地址)."""
-    for name, ranges in reads_by_name.items():
-        for w0, w1 in writes:
-            for r0, r1 in ranges:
-                if w0 < r1 and r0 < w1:
-                    raise core.error(op, f"the destination {dst.name} (UB [{w0}, {w1})) overlaps {name} (UB [{r0}, {r1})): "
-                                         f"{page} forbids a destination that shares memory with a source; use separate "
-                                         "buffers", tensor=dst.name, kind="partial-overlap")
 
 
 @export
@@ -132,13 +122,13 @@ def gather(dst=MISSING, src=MISSING, src_offset=MISSING, src_base=MISSING, *args
     checks.local_operands(core, op, dst, src, src_offset)
     checks.same_dtype(core, op, dst, src)
     checks.dtype_supported(core, GATHER, dst)
-    _uint32_offsets(core, op, src_offset, "src_offset")
+    uint32_offsets(core, op, src_offset, "src_offset")
     size = dst.dtype.sizeof()
     values.setdefault("is_set_mask", True)
     it = iteration(core, op, form, values, size)
     d = lanes(core, op, dst, it, "dst")
     d_index = np.arange(it.count, dtype=np.int64) if it.contiguous else d.index
-    o_index, offs, o_ranges, byte = _offset_bytes(core, op, src_base, "src_base", src_offset, "src_offset", it, size,
+    o_index, offs, o_ranges, byte = offset_bytes(core, op, src_base, "src_base", src_offset, "src_offset", it, size,
                                                   "Gather.md")
     s_index = byte // size
     if s_index.size and int(s_index.max()) >= src.length:
@@ -147,7 +137,7 @@ def gather(dst=MISSING, src=MISSING, src_offset=MISSING, src_base=MISSING, *args
                              f"{int(s_index[k])} of {src.name}, which has {src.length} elements; offsets are bytes from "
                              "src's start plus src_base", kind="out-of-bounds", **src.describe(int(s_index[k]) + 1))
     s_ranges = merged_ranges(s_index, size, src.addr)
-    _check_disjoint(core, op, dst, d.ranges, {src.name: s_ranges, src_offset.name: o_ranges}, "Gather.md")
+    overlap.disjoint(core, op, dst, d.ranges, {src.name: s_ranges, src_offset.name: o_ranges}, "Gather.md")
     base = int(src_base)
 
     def effect():
@@ -161,7 +151,7 @@ def gather(dst=MISSING, src=MISSING, src_offset=MISSING, src_base=MISSING, *args
                 dtype=dst.dtype.name, effect=effect, repeats=it.repeats, cost=GATHER.cpp)
 
 
-class GatherRepeatParams(_Params):
+class GatherRepeatParams(RepeatParams):
     """pyasc ``asc.GatherRepeatParams(dst_blk_stride=1, dst_rep_stride=8)``: Gatherb's destination strides
     (block stride in 32 B blocks; repeat stride in 32 B blocks, both uint16 as pyasc builds them, core/types.py)."""
 
@@ -191,7 +181,7 @@ def gatherb(dst=MISSING, src0=MISSING, offset=MISSING, repeat_times=MISSING, rep
     checks.local_operands(core, op, dst, src0, offset)
     checks.same_dtype(core, op, dst, src0)
     checks.dtype_supported(core, GATHERB, dst)
-    _uint32_offsets(core, op, offset, "offset")
+    uint32_offsets(core, op, offset, "offset")
     if not isinstance(repeat_params, GatherRepeatParams):
         raise core.error(op, f"repeat_params must be an asc.GatherRepeatParams, got {type(repeat_params).__name__}")
     if isinstance(repeat_times, bool) or not isinstance(repeat_times, (int, np.integer)) \
@@ -221,7 +211,7 @@ def gatherb(dst=MISSING, src0=MISSING, offset=MISSING, repeat_times=MISSING, rep
                              f"element {last} but has {dst.length}", kind="out-of-bounds", **dst.describe(last + 1))
     s_ranges = merged_ranges(s_index.ravel(), size, src0.addr)
     d_ranges = merged_ranges(d_index.ravel(), size, dst.addr)
-    _check_disjoint(core, op, dst, d_ranges, {src0.name: s_ranges, offset.name: o_ranges}, "Gatherb(ISASI).md")
+    overlap.disjoint(core, op, dst, d_ranges, {src0.name: s_ranges, offset.name: o_ranges}, "Gatherb(ISASI).md")
 
     def effect():
         now = offset.array(offset.length)[o_index].astype(np.int64) // size

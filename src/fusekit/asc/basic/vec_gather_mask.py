@@ -35,12 +35,12 @@ from ..tensor import LocalTensor
 from ..trace import Pipe
 from .iteration import BLOCK, MISSING, Iteration
 from .lanes import lanes as lanes_of, merged_ranges
-from .mask import MaskMode, register_of
+from .mask import MaskMode, write
 from .spec import Spec, export, register
 
 _TABLE_2201 = frozenset({"float16", "bfloat16", "uint16", "int16", "float32", "uint32", "int32"})
 SPEC = register(Spec("gather_mask", "GatherMask", "vec_gather_mask",
-                     {"2201": _TABLE_2201, "2002": _TABLE_2201 - {"bfloat16"}}, cost="gather", arithmetic=False,
+                     {"2201": _TABLE_2201, "2002": _TABLE_2201 - {"bfloat16"}}, arithmetic=False,
                      source="AD-API Memory矢量计算/比较与选择/GatherMask.md",
                      doc="dst[0:n] = src0 lanes whose pattern bit is 1, packed; returns n"))
 _BUILTIN_TOP = {"2201": 7, "2002": 6}  # 功能说明: A2/A3 modes 1-7, Atlas inference AI Core modes 1-6
@@ -183,8 +183,7 @@ def gather_mask(dst=MISSING, src0=MISSING, src1_pattern=MISSING, reduce_mode=MIS
             raise core.error(op, f"the destination {dst.name} (UB [{d0}, {d1})) partially overlaps a source (UB "
                                  f"[{a.start}, {a.stop})) (通用说明和约束.md, 通用地址重叠约束); use separate buffers",
                              tensor=dst.name, kind="partial-overlap")
-    reg = register_of(core)
-    reg.mode, reg.high, reg.low = MaskMode.NORMAL, 0, int(mask)  # GatherMaskImpl: set_vector_mask(0, mask), SetMaskNorm
+    write(core, mode=MaskMode.NORMAL, high=0, low=int(mask))  # GatherMaskImpl: set_vector_mask(0, mask), SetMaskNorm
     core.gather_mask_remain = n
     grid, pattern, builtin = s.grid, src1_pattern, (None if user else bits)
 
@@ -209,7 +208,7 @@ def get_gather_mask_remain_count():
     """
     op = "get_gather_mask_remain_count"
     core = current(op)
-    n = getattr(core, "gather_mask_remain", None)
+    n = core.gather_mask_remain
     if n is None:
         raise core.error(op, "no gather_mask has run on this core yet, so the count register is undefined; call "
                              "asc.gather_mask first (or use its return value)")

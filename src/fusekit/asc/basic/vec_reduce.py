@@ -44,11 +44,12 @@ from .. import checks, overflow
 from ..runtime import current
 from ..tensor import LocalTensor
 from . import mask as maskreg
-from .iteration import (_REQUIRED, BLOCK, IS_SET_MASK, MASK_INT, MASK_LIST, REPEAT, Form, Iteration, Param, bind,
+from . import overlap
+from .iteration import (BLOCK, IS_SET_MASK, MASK_INT, MASK_LIST, REPEAT, REQUIRED, Form, Iteration, Param, bind,
                         iteration)
 from .lanes import lanes, merged_ranges
 from .reduction import first_extreme, index_bits, sequential_sum, tree_sum
-from .spec import F16_F32, Spec, export, register, same_on_all
+from .spec import F16_F32, NO_FIGURE, Spec, export, register, same_on_all
 
 _PAGE = "AD-API Memory矢量计算/归约计算/{}.md"
 _U16 = 65535
@@ -69,9 +70,11 @@ _ORDERS = {"2201": frozenset(ReduceOrder), "2002": frozenset({ReduceOrder.ORDER_
                                                                ReduceOrder.ORDER_INDEX_VALUE})}
 
 
-def _spec(name: str, cpp: str, page: str, doc: str) -> Spec:
-    # half / float on A2/A3 and Atlas inference AI Core (each page's 数据类型 section)
-    return register(Spec(name, cpp, "vec_reduce", same_on_all(F16_F32), cost="reduce", source=_PAGE.format(page),
+def _spec(name: str, cpp: str, page: str, doc: str, cost: str = "") -> Spec:
+    # half / float on A2/A3 and Atlas inference AI Core (each page's 数据类型 section). The throughput page
+    # names its rows as the AD-API pages are named, after the newer interfaces (接口变更说明.md: BlockReduce* ->
+    # ReduceDataBlock, WholeReduce* and RepeatReduceSum -> ReduceRepeat, PairReduceSum -> ReducePairElem).
+    return register(Spec(name, cpp, "vec_reduce", same_on_all(F16_F32), cost=cost or page, source=_PAGE.format(page),
                          doc=doc))
 
 
@@ -96,7 +99,7 @@ def _dtypes(core, spec: Spec, dst, *others) -> None:
 
 
 def _int(name: str, default=None) -> Param:
-    return Param(name, (int, np.integer), "int", _REQUIRED if default is None else default)
+    return Param(name, (int, np.integer), "int", REQUIRED if default is None else default)
 
 
 def _ranged(core, op: str, values: dict, names, top: int = 65535) -> None:
@@ -199,30 +202,16 @@ def _per_repeat(core, spec: Spec, it: Iteration, dst, src, *, unit: int, rep_str
 
 
 def _check_reads_after_writes(core, op, dst, src, grid, active, out_index, written) -> None:
-    """A repeat must not read src bytes an earlier repeat wrote to dst (通用地址重叠约束, 多次迭代间;
-    BlockReduceSum page: dst "不能覆盖未参与计算的源操作数")."""
+    """A repeat must not read src bytes an earlier repeat wrote to dst (通用地址重叠约束, 多次迭代间:
+    :func:`.overlap.late_reads`; BlockReduceSum page: dst "不能覆盖未参与计算的源操作数"), said in the
+    reduction's words: the NPU would reduce overwritten data."""
     if grid is None or not written.any() or not active.any():
         return
     d0, d1 = dst.addr, dst.addr + dst.length * dst.dtype.sizeof()
     s0, s1 = src.addr, src.addr + src.length * src.dtype.sizeof()
     if d1 <= s0 or s1 <= d0:
         return
-    ds, ss = dst.dtype.sizeof(), src.dtype.sizeof()
-    w_rep = np.broadcast_to(np.arange(written.shape[0])[:, None], written.shape)[written]
-    w_lo = dst.addr + out_index[written] * ds
-    r_rep = np.broadcast_to(np.arange(grid.shape[0])[:, None], grid.shape)[active]
-    r_lo = src.addr + grid[active] * ss
-    # first repeat writing each byte vs the repeats reading it
-    w_bytes = (w_lo[:, None] + np.arange(ds)).ravel()
-    w_reps = np.repeat(w_rep, ds)
-    r_bytes = (r_lo[:, None] + np.arange(ss)).ravel()
-    r_reps = np.repeat(r_rep, ss)
-    order = np.argsort(w_bytes, kind="stable")
-    addrs, starts = np.unique(w_bytes[order], return_index=True)
-    first = np.minimum.reduceat(w_reps[order], starts)
-    pos = np.minimum(np.searchsorted(addrs, r_bytes), addrs.size - 1)
-    hit = addrs[pos] == r_bytes
-    if np.any(first[pos[hit]] < r_reps[hit]):
+    if overlap.late_reads(*overlap.lane_bytes(dst, out_index, written), *overlap.lane_bytes(src, grid, active)).size:
         raise core.error(op, f"a repeat reads src {src.name} bytes that an earlier repeat wrote to dst {dst.name}: the "
                              "NPU would reduce overwritten data (通用说明和约束.md, 通用地址重叠约束; BlockReduceSum: the "
                              "destination must not overwrite sources not yet reduced); use separate buffers or move "
@@ -460,8 +449,7 @@ def _whole_iteration(core, op: str, form: Form, values: dict, size: int) -> tupl
             raise core.error(op, f"a continuous mask must be in [1, {epr}] for {size}-byte elements (掩码.md), "
                                  f"got {mask}")
         high, low = maskreg.continuous_bits(int(mask), epr)
-    reg = maskreg.register_of(core)
-    reg.high, reg.low = high, low  # the first pass writes the mask register (AscendCUtils::SetMask)
+    maskreg.write(core, high=high, low=low)  # the first pass writes the mask register (AscendCUtils::SetMask)
     bits = maskreg.lane_bits(high, low, epr)
     return Iteration("split", epr, int(repeat), bits=bits, strides={"src": (1, int(rep))}), int(repeat)
 
@@ -485,7 +473,7 @@ def _whole_tensor(spec: Spec, forms, kind: str):
         if it.elements == 0:  # count, repeat_time or mask 0: a NOP (约束说明)
             core.record(op, spec.pipe, count=0, dtype=dst.dtype.name, repeats=0, cost=spec.cpp)
             if count_form and core.soc.arch == "2201":
-                maskreg.register_of(core).reset_after_count_form()
+                maskreg.write(core, mode=maskreg.MaskMode.NORMAL, high=maskreg.FULL, low=maskreg.FULL)
             return
         need = tmp_elements(op, core.soc.arch, size, first, count_form, cal_index)
         if tmp.length < need:
@@ -536,7 +524,7 @@ def _whole_tensor(spec: Spec, forms, kind: str):
         core.record(op, spec.pipe, reads=reads, writes=writes, count=it.elements, nbytes=outputs * size,
                     dtype=dst.dtype.name, effect=effect, repeats=it.repeats, cost=spec.cpp)
         if count_form and arch == "2201":
-            maskreg.register_of(core).reset_after_count_form()
+            maskreg.write(core, mode=maskreg.MaskMode.NORMAL, high=maskreg.FULL, low=maskreg.FULL)
 
     instr.__name__ = instr.__qualname__ = spec.name
     instr.__doc__ = (f"``{spec.doc}`` ({spec.cpp}, {spec.source}), on PIPE_V. Forms: (dst, src, shared_tmp_buffer, "
@@ -564,11 +552,11 @@ def _sum(x: np.ndarray, active: np.ndarray, count_form: bool, arch: str, it: Ite
     return total
 
 
-reduce_sum = _whole_tensor(_spec("reduce_sum", "ReduceSum", "ReduceSum", "dst[0] = sum of all active elements"),
-                           SUM_FORMS, "sum")
-reduce_max = _whole_tensor(_spec("reduce_max", "ReduceMax", "ReduceMax", "dst[0] = max (dst[1] = its index)"),
-                           EXTREME_FORMS, "max")
-reduce_min = _whole_tensor(_spec("reduce_min", "ReduceMin", "ReduceMin", "dst[0] = min (dst[1] = its index)"),
-                           EXTREME_FORMS, "min")
+reduce_sum = _whole_tensor(_spec("reduce_sum", "ReduceSum", "ReduceSum", "dst[0] = sum of all active elements",
+                                 NO_FIGURE), SUM_FORMS, "sum")
+reduce_max = _whole_tensor(_spec("reduce_max", "ReduceMax", "ReduceMax", "dst[0] = max (dst[1] = its index)",
+                                 NO_FIGURE), EXTREME_FORMS, "max")
+reduce_min = _whole_tensor(_spec("reduce_min", "ReduceMin", "ReduceMin", "dst[0] = min (dst[1] = its index)",
+                                 NO_FIGURE), EXTREME_FORMS, "min")
 
 __all__ = ["ReduceOrder", "tmp_elements"]

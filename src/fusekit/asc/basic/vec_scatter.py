@@ -16,13 +16,14 @@ import numpy as np
 from .. import checks
 from ..runtime import current
 from ..trace import Pipe
+from . import overlap
 from .iteration import MASK_INT, MASK_LIST, MISSING, REPEAT_TIMES, Form, Param, bind, count_form, iteration
 from .lanes import lanes, merged_ranges
-from .spec import Spec, export, register
-from .vec_gather import _check_disjoint, _offset_bytes, _uint32_offsets
+from .spec import NO_FIGURE, Spec, export, register
+from .vec_gather import offset_bytes, uint32_offsets
 
 SPEC = register(Spec("scatter", "Scatter", "vec_scatter", {"2002": frozenset({"uint16", "float16", "uint32", "float32"})},
-                     cost="gather", arithmetic=False, source="AD-API Memory矢量计算/离散与聚合/Scatter(ISASI).md",
+                     cost=NO_FIGURE, arithmetic=False, source="AD-API Memory矢量计算/离散与聚合/Scatter(ISASI).md",
                      doc="dst[(dst_base + dst_offset[i]) / sizeof(T)] = src[i]"))
 
 
@@ -57,13 +58,13 @@ def scatter(dst=MISSING, src=MISSING, dst_offset=MISSING, dst_base=MISSING, *arg
     checks.local_operands(core, op, dst, src, dst_offset)
     checks.same_dtype(core, op, dst, src)
     checks.dtype_supported(core, SPEC, dst)
-    _uint32_offsets(core, op, dst_offset, "dst_offset")
+    uint32_offsets(core, op, dst_offset, "dst_offset")
     size = dst.dtype.sizeof()
     values.setdefault("is_set_mask", True)
     it = iteration(core, op, form, values, size)
     s = lanes(core, op, src, it, "src")
     s_index = np.arange(it.count, dtype=np.int64) if it.contiguous else s.index
-    o_index, offs, o_ranges, byte = _offset_bytes(core, op, dst_base, "dst_base", dst_offset, "dst_offset", it, size,
+    o_index, offs, o_ranges, byte = offset_bytes(core, op, dst_base, "dst_base", dst_offset, "dst_offset", it, size,
                                                   "Scatter(ISASI).md")
     d_index = byte // size
     if d_index.size and int(d_index.max()) >= dst.length:
@@ -75,7 +76,7 @@ def scatter(dst=MISSING, src=MISSING, dst_offset=MISSING, dst_base=MISSING, *arg
         raise core.error(op, "two lanes scatter to the same dst element: the result is unpredictable (Scatter(ISASI).md "
                              "约束说明: 偏移地址不能有相同值)", tensor=dst_offset.name)
     d_ranges = merged_ranges(d_index, size, dst.addr)
-    _check_disjoint(core, op, dst, d_ranges, {src.name: s.ranges, dst_offset.name: o_ranges}, "通用地址重叠约束")
+    overlap.disjoint(core, op, dst, d_ranges, {src.name: s.ranges, dst_offset.name: o_ranges}, "通用地址重叠约束")
     base = int(dst_base)
 
     def effect():

@@ -23,7 +23,7 @@ _PAGE = "AD-API Memory矢量计算/数据排布转换/Transpose.md"
 _B16 = frozenset({"int16", "uint16", "float16"})
 _NCHW = frozenset({"int8", "uint8", "int16", "uint16", "float16", "int32", "uint32", "float32"})
 # the registry's dtype table is the 16 x 16 form's (数据类型: 普通转置); the extended form's tables are below
-SPEC = register(Spec("transpose", "Transpose", "vec_transpose", {"2201": _B16, "2002": _B16}, cost="elementwise",
+SPEC = register(Spec("transpose", "Transpose", "vec_transpose", {"2201": _B16, "2002": _B16},
                      arithmetic=False, source=_PAGE, doc="dst = src.T (16 x 16) or NCHW <-> NHWC"))
 
 

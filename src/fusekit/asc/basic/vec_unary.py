@@ -39,9 +39,9 @@ def _unary(spec: Spec):
     return export(instr)
 
 
-def _spec(name: str, cpp: str, compute, dtypes_, doc: str, cost: str = "elementwise", page: str = "") -> Spec:
+def _spec(name: str, cpp: str, compute, dtypes_, doc: str, page: str = "") -> Spec:
     return register(Spec(name, cpp, "vec_unary", dtypes_, compute, source=_PAGE.format(page or f"基础算术/{cpp}"),
-                         doc=doc, cost=cost))
+                         doc=doc))
 
 
 def _relu(x: np.ndarray) -> np.ndarray:
@@ -53,13 +53,13 @@ def _in_float64(fn):
     return lambda x: fn(x.astype(np.float64))
 
 
-exp = _unary(_spec("exp", "Exp", elementwise("exp"), same_on_all(F16_F32), "dst = exp(src)", "transcendental"))
-ln = _unary(_spec("ln", "Ln", elementwise("log"), same_on_all(F16_F32), "dst = ln(src)", "transcendental"))
-sqrt = _unary(_spec("sqrt", "Sqrt", np.sqrt, same_on_all(F16_F32), "dst = sqrt(src)", "transcendental"))
+exp = _unary(_spec("exp", "Exp", elementwise("exp"), same_on_all(F16_F32), "dst = exp(src)"))
+ln = _unary(_spec("ln", "Ln", elementwise("log"), same_on_all(F16_F32), "dst = ln(src)"))
+sqrt = _unary(_spec("sqrt", "Sqrt", np.sqrt, same_on_all(F16_F32), "dst = sqrt(src)"))
 abs = _unary(_spec("abs", "Abs", np.abs, same_on_all(F16_F32), "dst = |src|"))  # noqa: A001
 relu = _unary(_spec("relu", "Relu", _relu, same_on_all({"float16", "float32", "int32"}), "dst = max(src, 0)"))
 rsqrt = _unary(_spec("rsqrt", "Rsqrt", _in_float64(lambda x: 1 / np.sqrt(x)), same_on_all(F16_F32),
-                     "dst = 1 / sqrt(src)", "transcendental"))
+                     "dst = 1 / sqrt(src)"))
 reciprocal = _unary(_spec("reciprocal", "Reciprocal", _in_float64(lambda x: 1 / x), same_on_all(F16_F32),
-                          "dst = 1 / src", "division"))
+                          "dst = 1 / src"))
 bitwise_not = _unary(_spec("bitwise_not", "Not", np.invert, same_on_all(INT16), "dst = ~src", page="逻辑计算/Not"))

@@ -52,7 +52,7 @@ MODES = {
 }
 CASTS = frozenset(MODES["2201"])  # the A2/A3 pairs (kept for the generator and fusekit.asc.vector)
 _PAIRS = {arch: frozenset(table) for arch, table in MODES.items()}
-SPEC = register(Spec("cast", "Cast", "vec_vconv", destinations(_PAIRS), pairs=_PAIRS, cost="convert",
+SPEC = register(Spec("cast", "Cast", "vec_vconv", destinations(_PAIRS), pairs=_PAIRS,
                      source="AD-API Memory矢量计算/类型转换/Cast.md", doc="dst = convert(src, round_mode)"))
 
 
@@ -123,8 +123,8 @@ def _sub_relu(a, b):
 # to the source dtype, then ReLU, then Cast (CAST_RINT; integers saturate).
 _RELU_CAST = same_on_all({("float16", "int8"), ("int16", "int8"), ("float32", "float16")})
 add_relu_cast = binary(register(Spec("add_relu_cast", "AddReluCast", "vec_vconv", destinations(_RELU_CAST), _add_relu,
-                                     pairs=_RELU_CAST, cost="convert", source="AD-API Memory矢量计算/复合计算/AddReluCast.md",
+                                     pairs=_RELU_CAST, source="AD-API Memory矢量计算/复合计算/AddReluCast.md",
                                      doc="dst = cast(max(src0 + src1, 0))")))
 sub_relu_cast = binary(register(Spec("sub_relu_cast", "SubReluCast", "vec_vconv", destinations(_RELU_CAST), _sub_relu,
-                                     pairs=_RELU_CAST, cost="convert", source="AD-API Memory矢量计算/复合计算/SubReluCast.md",
+                                     pairs=_RELU_CAST, source="AD-API Memory矢量计算/复合计算/SubReluCast.md",
                                      doc="dst = cast(max(src0 - src1, 0))")))

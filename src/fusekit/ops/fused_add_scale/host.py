@@ -25,8 +25,8 @@ import numpy as np
 
 from fusekit import tiling
 from fusekit.asc import LaunchResult, dtypes, launch, overflow
-from fusekit.npu import BACKENDS, device_launcher
-from fusekit.opdef import load_op_info
+from fusekit.pyasc.npu import BACKENDS, device_launcher
+from fusekit.pyasc.opdef import load_op_info
 from fusekit.soc import SoC, get_soc
 from fusekit.verify import CHUNK, model, overflow_threshold, round_once, two_product, two_sum, warn
 
@@ -71,7 +71,7 @@ def fused_add_scale(x1: np.ndarray, x2: np.ndarray, scale: float, *, soc: "str |
         buffer_num: BUFFER_NUM, buffers per queue: 1 (no overlap) or 2 (double buffering), up to 8.
         precision: ``"native"`` or ``"fp32"``; None picks native for float16/float32, fp32 for bfloat16.
         backend: ``"simulator"`` (fusekit), or ``"npu"`` / ``"camodel"`` through pyasc and CANN
-            (``fusekit.npu``; untested without Ascend hardware).
+            (``fusekit.pyasc.npu``; untested without Ascend hardware).
         overflow: the vector unit's float overflow mode, ``"inf_nan"`` (IEEE) or ``"saturation"``
             (overflow -> largest finite value with its sign, NaN -> 0); default the SoC's: A2/A3
             default to inf_nan and can saturate, 310P saturates only (``fusekit.asc.overflow``).

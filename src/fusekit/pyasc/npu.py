@@ -3,7 +3,7 @@
 ``backend="npu"`` runs on an Ascend NPU, ``backend="camodel"`` on CANN's cycle-accurate CPU model
 (pyasc's ``Backend.Model``); both compile the kernel with CANN's ``bisheng``. The same host code
 (tiling, padding, launches) as the simulator is used; only the launch differs: pyasc's
-``kernel[block_dim](*args)`` on the kernel traced from the same source (``fusekit.bridge``).
+``kernel[block_dim](*args)`` on the kernel traced from the same source (``fusekit.pyasc.bridge``).
 
 This path is untested here: no Ascend hardware or CANN toolkit was available. Without them it
 stops before doing anything and names what is missing.
@@ -15,7 +15,7 @@ import os
 import shutil
 from pathlib import Path
 
-from fusekit.bridge import PYASC_INSTALL, pyasc_kernel, require_pyasc
+from fusekit.pyasc.bridge import PYASC_INSTALL, pyasc_kernel, require_pyasc
 
 BACKENDS = ("simulator", "npu", "camodel")
 PYASC_SOCS = ("Ascend910B1", "Ascend910B2", "Ascend910B3", "Ascend910B4")  # asc.runtime.config.Platform

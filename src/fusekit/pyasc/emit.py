@@ -21,10 +21,13 @@ from pathlib import Path
 
 from fusekit import tiling
 from fusekit.asc import dtypes
-from fusekit.bridge import PyascMissing, pyasc_kernel, require_pyasc
+from fusekit.asc.runtime import annotation_text
 from fusekit.files import write_atomic
+from fusekit.pyasc.bridge import PyascMissing, pyasc_kernel, require_pyasc
+from fusekit.pyasc.kernel_file import KernelFileError, check_names, load_module, op_info_beside, pick_kernel
 
-__all__ = ["EMITTABLE", "Emitted", "PyascMissing", "KernelFile", "emit", "emit_file", "kernel_file", "kernels_of"]
+__all__ = ["EMITTABLE", "Emitted", "PyascMissing", "KernelFile", "emit", "emit_file", "kernel_file", "kernels_of",
+           "check_dtype", "no_pyasc_cache", "trace_kernel", "write_emitted"]
 
 EXAMPLE_ELEMENTS = 2**24  # the tiling's constants of a large input
 EMITTABLE = ("float16", "float32")  # pyasc 1.1.1's floating dtypes (no bfloat16)
@@ -89,16 +92,13 @@ def kernel_file(path: "str | Path", kernel: str | None = None, args: dict | None
     from :func:`constants_of`.
 
     Raises:
-        fusekit.check.CheckError (a ValueError): no such file or kernel, an unknown parameter in
-            ``args``, or a ConstExpr parameter with no value.
+        fusekit.pyasc.kernel_file.KernelFileError (a ValueError): no such file or kernel, an unknown
+            parameter in ``args``, or a ConstExpr parameter with no value.
     """
-    from fusekit.asc.runtime import annotation_text
-    from fusekit.check import CheckError, _check_names, _load, _op_info, _pick_kernel
-
     path, args = Path(path), dict(args or {})
-    fn, _ = _pick_kernel(_load(path), kernel, _op_info(path), path)
+    fn, _ = pick_kernel(load_module(path), kernel, op_info_beside(path), path)
     params = inspect.signature(fn.fn).parameters
-    _check_names(fn, params, [], None, args)
+    check_names(fn, params, [], None, args)
     known = {k.replace("_", "").lower(): v for k, v in
              constants_of(fn, dtype, buffer_num, tile_length, "native").items()}
     constants = {}
@@ -110,8 +110,8 @@ def kernel_file(path: "str | Path", kernel: str | None = None, args: dict | None
         elif name.replace("_", "").lower() in known:
             constants[name] = known[name.replace("_", "").lower()]
         else:
-            raise CheckError(f"{fn.fn.__name__}'s compile-time constant {name!r} has no value; pass it with --arg "
-                             f"{name}=VALUE")
+            raise KernelFileError(f"{fn.fn.__name__}'s compile-time constant {name!r} has no value; pass it with "
+                                  f"--arg {name}=VALUE")
     return KernelFile(path, fn, constants, {k: v for k, v in args.items() if k not in constants})
 
 
@@ -122,16 +122,16 @@ def emit_file(target: KernelFile, dtype: str = "float16", *, out_dir: "str | Pat
         PyascMissing: pyasc is not installed.
         ValueError: a dtype pyasc cannot trace.
     """
-    _check_dtype(dtype)
+    check_dtype(dtype)
     asc = require_pyasc()
-    with _no_pyasc_cache():
-        result = _trace(asc, target.kernel, dtype, target.constants, target.scalars)
+    with no_pyasc_cache():
+        result = trace_kernel(asc, target.kernel, dtype, target.constants, target.scalars)
     if out_dir is not None:
-        result.files = _write(Path(out_dir), result)
+        result.files = write_emitted(Path(out_dir), result)
     return result
 
 
-def _check_dtype(dtype: str) -> None:
+def check_dtype(dtype: str) -> None:
     if dtype not in EMITTABLE:
         raise ValueError(f"pyasc 1.1.1 cannot trace {dtype} kernels (it has no bfloat16); emit one of "
                          f"{', '.join(EMITTABLE)}. On the NPU, bfloat16 inputs would need a float32 kernel "
@@ -162,18 +162,18 @@ def emit(op: str = "fused_add_scale", dtype: str = "float16", *, out_dir: "str |
         PyascMissing: pyasc is not installed (the message has the install command).
         ValueError: unknown op, a dtype pyasc cannot trace (bfloat16) or a bad tiling parameter.
     """
-    _check_dtype(dtype)
+    check_dtype(dtype)
     if precision not in ("native", "fp32"):
         raise ValueError(f"precision must be 'native' or 'fp32', got {precision!r}")
     plans = [(kernel, constants_of(kernel, dtype, buffer_num, tile_length, precision)) for kernel in kernels_of(op)]
     asc = require_pyasc()  # after the arguments are known good, so their errors show without pyasc
     results = []
-    with _no_pyasc_cache():
+    with no_pyasc_cache():
         for kernel, constants in plans:
-            results.append(_trace(asc, kernel, dtype, constants))
+            results.append(trace_kernel(asc, kernel, dtype, constants))
     if out_dir is not None:
         for result in results:
-            result.files = _write(Path(out_dir), result)
+            result.files = write_emitted(Path(out_dir), result)
     return results
 
 
@@ -189,8 +189,8 @@ def constants_of(kernel, dtype: str, buffer_num: int, tile_length: int | None, p
                                                                          else {})
 
 
-def _trace(asc, kernel, dtype: str, constants: dict, scalars: dict | None = None, *, jit=None,
-           gm_dtypes: dict | None = None) -> Emitted:
+def trace_kernel(asc, kernel, dtype: str, constants: dict, scalars: dict | None = None, *, jit=None,
+                 gm_dtypes: dict | None = None) -> Emitted:
     """Trace ``kernel`` (or its pyasc ``jit`` twin, when given) with pyasc; ``gm_dtypes`` gives a GM
     argument's dtype by name where it is not ``dtype`` (fusekit.gen's mixed-dtype operators)."""
     from asc.codegen.function_visitor import CodegenOptions
@@ -226,7 +226,8 @@ def _trace(asc, kernel, dtype: str, constants: dict, scalars: dict | None = None
     return Emitted(kernel.fn.__name__, dtypes.as_dtype(dtype).name, constants, mlir, lowered, cpp)
 
 
-def _write(out_dir: Path, result: Emitted) -> list[Path]:
+def write_emitted(out_dir: Path, result: Emitted) -> list[Path]:
+    """Write ``result``'s C++ and MLIR dumps to ``out_dir`` (each atomically); returns the files."""
     out_dir.mkdir(parents=True, exist_ok=True)
     files = {f"{result.kernel}_kernel.cpp": result.cpp, f"{result.kernel}.mlir": result.mlir,
              f"{result.kernel}.lowered.mlir": result.mlir_lowered}
@@ -237,7 +238,7 @@ def _write(out_dir: Path, result: Emitted) -> list[Path]:
     return written
 
 
-class _no_pyasc_cache:
+class no_pyasc_cache:
     """Point pyasc's kernel cache at a temporary directory for the duration, then delete it.
 
     pyasc reads PYASC_HOME / PYASC_CACHE_DIR once, into ``asc.runtime.cache.cache_options``; that

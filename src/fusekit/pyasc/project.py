@@ -21,19 +21,20 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from fusekit import tiling
-from fusekit.emit import EMITTABLE, Emitted, emit
+from fusekit.pyasc.emit import EMITTABLE, Emitted, emit
 from fusekit.files import write_atomic
-from fusekit.opdef import OpDef, load_op_info
+from fusekit.pyasc.opdef import OpDef, load_op_info
 
 GE_TYPES = {"float16": "ge::DT_FLOAT16", "float32": "ge::DT_FLOAT", "bfloat16": "ge::DT_BF16", "int8": "ge::DT_INT8",
             "int16": "ge::DT_INT16", "int32": "ge::DT_INT32", "int64": "ge::DT_INT64", "uint8": "ge::DT_UINT8",
             "uint16": "ge::DT_UINT16", "uint32": "ge::DT_UINT32", "uint64": "ge::DT_UINT64"}
 C_TYPES = {"float16": "half", "float32": "float"}
 ATTR_TYPES = {"float": ("Float", "float"), "int": ("Int", "int64_t"), "bool": ("Bool", "bool")}
+AIV_ONLY = "KERNEL_TYPE_AIV_ONLY"  # the kernel type of a kernel of vector instructions only (runs on AIV cores)
 
 
 def write_project(op: str, out_dir: "str | Path", *, buffer_num: int = 2) -> list[Path]:
@@ -43,24 +44,16 @@ def write_project(op: str, out_dir: "str | Path", *, buffer_num: int = 2) -> lis
         PyascMissing: pyasc is not installed (emitting the kernel needs it).
         ValueError: the operator has no prototype.
     """
-    info = Path(__file__).parent / "ops" / op / "op_info.json"
+    info = Path(__file__).parents[1] / "ops" / op / "op_info.json"
     if not info.is_file():
         raise ValueError(f"{op} has no op_info.json prototype, so it cannot become a CANN operator project")
     opdef = load_op_info(info)
     dtypes = [d for d in opdef.dtypes if d in EMITTABLE]
     kernels = {d: emit(op, d, buffer_num=buffer_num)[0] for d in dtypes}
-    name, out = opdef.kernel_name, Path(out_dir)
-    files = {
-        "op_info.json": _prototype_json(info, opdef, dtypes),
-        f"op_host/{name}_tiling.h": tiling_header(opdef),
-        f"op_host/{name}.cpp": host_source(opdef, dtypes, kernels),
-        f"op_kernel/{name}.cpp": kernel_source(opdef, kernels),
-        "CMakeLists.txt": _TOP_CMAKE.format(op=opdef.op_type),
-        "build.sh": _BUILD.format(name=name),
-        "README.md": _README.format(op=opdef.op_type, name=name, dtypes=", ".join(dtypes),
-                                    dropped=", ".join(d for d in opdef.dtypes if d not in dtypes) or "none"),
-    }
-    return write_files(out, files)
+    return write_project_files(
+        Path(out_dir), opdef.op_type, opdef.kernel_name, prototype=_prototype_json(info, opdef, dtypes),
+        tiling_header=tiling_header(opdef), host=host_source(opdef, dtypes, kernels), kernel=kernel_source(opdef, kernels),
+        dtypes=dtypes, dropped=[d for d in opdef.dtypes if d not in dtypes])
 
 
 def _prototype_json(info: Path, opdef: OpDef, dtypes: list[str]) -> str:
@@ -117,30 +110,74 @@ def host_source(opdef: OpDef, dtypes: list[str], kernels: dict[str, Emitted]) ->
 def kernel_source(opdef: OpDef, kernels: dict[str, Emitted]) -> str:
     """op_kernel: each emitted kernel as an inline function, dispatched by tiling key from the CANN entry."""
     name = opdef.kernel_name
-    bodies, calls = [], []
     gm = [t.name for t in opdef.inputs + opdef.outputs]
     device_fields = list(tiling.TilingData(*[0] * len(fields(tiling.TilingData))).kernel_args())
-    for key, (dtype, kernel) in enumerate(kernels.items(), start=1):
-        bodies.append(f"// traced by pyasc from fusekit's kernel.py: {dtype}, {kernel.constants}\n"
-                      + _inline(kernel.cpp, f"{name}_{dtype}"))
+    dispatched = []
+    for dtype, kernel in kernels.items():
         args = [f"(__gm__ {C_TYPES[dtype]}*){g}" for g in gm] + [f"t.{f}" for f in device_fields]
         args += [f"t.{a.name}" for a in opdef.attrs]
-        calls.append(f"    {'if' if key == 1 else 'else if'} (TILING_KEY_IS({key})) {{\n"
-                     f"        {name}_{dtype}({', '.join(args)});\n    }}")
+        dispatched.append(Dispatched(f"{name}_{dtype}", kernel.cpp, args,
+                                     f"traced by pyasc from fusekit's kernel.py: {dtype}, {kernel.constants}"))
+    return kernel_entry(name, gm, dispatched)
+
+
+@dataclass(frozen=True)
+class Dispatched:
+    """One traced kernel behind a CANN entry point: selected by its tiling key (its place, from 1).
+
+    Attributes:
+        function: the inline device function's name.
+        cpp: pyasc's Ascend C of the kernel (its global entry becomes ``function``).
+        args: the C++ arguments of the call (GM pointers, then tiling fields).
+        comment: a line saying where the kernel came from.
+    """
+
+    function: str
+    cpp: str
+    args: list[str]
+    comment: str
+
+
+def kernel_entry(name: str, gm: list[str], kernels: list[Dispatched], kernel_type: str = AIV_ONLY) -> str:
+    """op_kernel/<name>.cpp: ``kernels`` as inline functions and the CANN entry point ``name`` (GM
+    parameters ``gm``, then workspace and tiling) that calls the one its tiling key selects.
+
+    ``kernel_type`` is the entry's ``KERNEL_TASK_TYPE_DEFAULT`` (asc-devkit, "核函数定义"): a vector-only
+    kernel is :data:`AIV_ONLY`; a kernel with cube instructions would be a mix or AIC type.
+    """
+    bodies = [f"// {k.comment}\n" + inline_kernel(k.cpp, k.function) for k in kernels]
+    calls = [f"    {'if' if key == 1 else 'else if'} (TILING_KEY_IS({key})) {{\n"
+             f"        {k.function}({', '.join(k.args)});\n    }}" for key, k in enumerate(kernels, start=1)]
     params = ", ".join(f"GM_ADDR {g}" for g in gm)
     return ('#include "kernel_operator.h"\n\n' + "\n\n".join(bodies) +
             f'\n\nextern "C" __global__ __aicore__ void {name}({params}, GM_ADDR workspace, GM_ADDR tiling)\n{{\n'
-            "    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);\n    GET_TILING_DATA(t, tiling);\n"
+            f"    KERNEL_TASK_TYPE_DEFAULT({kernel_type});\n    GET_TILING_DATA(t, tiling);\n"
             + "\n".join(calls) + "\n}\n")
 
 
-def _inline(cpp: str, function: str) -> str:
+def inline_kernel(cpp: str, function: str) -> str:
     """pyasc's global entry as an inline device function without the ffts pointer (AIV-only kernel)."""
     body = cpp.replace('#include "kernel_operator.h"\n', "")
     body = re.sub(r'extern "C"\s+__global__ __aicore__ void \w+\(', f"__aicore__ inline void {function}(", body)
     body = re.sub(r",\s*__gm__ uint64_t\* v\d+_ffts_addr", "", body)
     return re.sub(r"\s*set_ffts_base_addr\(\*v\d+_ffts_addr\);", "", body).strip()
 
+
+def write_project_files(out: Path, op_type: str, name: str, *, prototype: str, tiling_header: str, host: str,
+                        kernel: str, dtypes: list[str], dropped: list[str], readme_note: str = "") -> list[Path]:
+    """Write a CANN custom-operator project (the layout of the module doc) of the operator ``op_type``
+    (snake_case ``name``) to ``out``: the given sources, and the CMake, build script and README every
+    fusekit project shares (``readme_note`` ends the README). Returns the files written."""
+    return write_files(out, {
+        "op_info.json": prototype,
+        f"op_host/{name}_tiling.h": tiling_header,
+        f"op_host/{name}.cpp": host,
+        f"op_kernel/{name}.cpp": kernel,
+        "CMakeLists.txt": _TOP_CMAKE.format(op=op_type),
+        "build.sh": _BUILD.format(name=name),
+        "README.md": _README.format(op=op_type, name=name, dtypes=", ".join(dtypes), dropped=", ".join(dropped) or "none")
+        + readme_note,
+    })
 
 
 def write_files(out: Path, files: dict) -> list[Path]:

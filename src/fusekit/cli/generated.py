@@ -29,15 +29,14 @@ float32, within the CANN samples' tolerance of ``exact``; an integer output with
 (plus the compute dtype's relative tolerance) of ``exact`` in every mode (``GeneratedOp.check``). In native
 float16/bfloat16 a float output's distance to ``exact`` is information, but an invalid output
 (``Comparison.invalid``: NaN or infinite where the exact result is finite, and the other cases the README
-lists), however few, fails, as FusedAddScale's verdict does. ``main`` returns the exit status (0: verified;
-1: a verification or sanitizer failure; 2: bad input, in one line).
+lists), however few, fails, as FusedAddScale's verdict does. Each command returns the exit status (0:
+verified; 1: a verification or sanitizer failure; 2: bad input, in one line). ``--size N`` is ``--shape N``.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib.util
-import os
+import argparse
+import re
 import sys
 import warnings
 from dataclasses import replace
@@ -46,23 +45,68 @@ from pathlib import Path
 import numpy as np
 
 from fusekit.asc import dtypes
+from fusekit.files import write_atomic
+from fusekit.gen import project
+from fusekit.gen.catalogue import get
+from fusekit.gen.graph import GraphError
+from fusekit.gen.lookup import file_op, is_expression, load
+from fusekit.gen.lower import natural_dtypes
+from fusekit.gen.op import GeneratedOp
+from fusekit.gen.perf import compare as perf_compare
+from fusekit.gen.tune import tune
+from fusekit.pyasc.bridge import PyascMissing
 from fusekit.verify import PrecisionWarning
 
-from .catalogue import CATALOGUE, get
-from .graph import GraphError
-from .op import GeneratedOp
-from .perf import compare as perf_compare
+from .common import UsageError, check_writable, load_npy, print_tiling
 
 ROW_INPUTS = {"bias", "gamma", "beta", "mask", "scale", "offset"}  # catalogue inputs of shape (C,)
-OP_HELP = ("catalogue operator (" + ", ".join(CATALOGUE) + "), FILE.py:NAME (a @fusekit.op in your file) or a string "
-           "expression such as 'silu(a) * b' (fusekit.define_op's)")
+
+_SHARED = {"shape": None, "size": None, "dtype": None, "input": [], "precision": None, "soc": None,
+           "attr": []}
+# the options of each command for a generated operator, with their defaults (None: the operator's or the SoC's own)
+_OPTIONS = {
+    "run": _SHARED | {"cores": None, "buffer_num": 2, "tile_length": None, "overflow": None, "seed": 0, "output": None,
+                      "sanitize": False, "source": False},
+    "profile": _SHARED | {"cores": None, "buffer_num": 2, "tile_length": None},
+    "tune": _SHARED,  # tune searches the cores, the tile and BUFFER_NUM itself
+    "emit": {"dtype": None, "precision": None, "row": project.ROW, "buffer_num": 2, "out": Path("."),
+             "project": None},
+}
+# why a shipped operator's options do not apply to a generated one
+_REFUSALS = {
+    "x1": "a generated operator's inputs are named: --input NAME=FILE.npy (repeatable), the others random",
+    "x2": "a generated operator's inputs are named: --input NAME=FILE.npy (repeatable), the others random",
+    "scale": "a generated operator's attributes are --attr NAME=VALUE",
+    "backend": "a generated operator runs on the simulator only (the NPU path runs the shipped operators)",
+    "auto_sync": "a generated kernel is written with its synchronisation (fusekit.gen.source), none is inserted",
+    "trace": "profile compares a generated operator's fused kernel with its unfused chain; it writes no timeline "
+             "(run fused_add_scale for --trace, --plot and --csv)",
+    "plot": "profile compares a generated operator's fused kernel with its unfused chain; it writes no timeline",
+    "csv": "profile compares a generated operator's fused kernel with its unfused chain; it writes no timeline",
+    "tile_length": "emit traces a generated kernel at the tile that fits UB for --row",
+    "arg": "--arg gives constants of your own kernel (FILE:KERNEL); a generated kernel's come from its plan",
+}
 
 
-def _parser(**kwargs):
-    """fusekit's argparse parser: errors in one line, as the other subcommands'."""
-    from fusekit.cli import _Parser
+class Generated:
+    """A generated operator as the CLI runs it: a catalogue name, ``FILE.py:NAME`` or a string expression.
+    It is loaded by the command (:func:`load`), so a file or an expression that fails says so as its error."""
 
-    return _Parser(**kwargs)
+    def __init__(self, name: str):
+        self.name = name
+
+    def options(self, command: str) -> dict:
+        return _OPTIONS[command]
+
+    def refusal(self, command: str, option: str) -> str:
+        return _REFUSALS.get(option, f"{command} takes it for fused_add_scale only")
+
+    def validate(self, command: str, args: argparse.Namespace) -> None:
+        """Values are checked against the operator once it is loaded (its dtypes, attributes, inputs)."""
+        return None
+
+    def execute(self, command: str, args: argparse.Namespace) -> int:
+        return _emit(args) if command == "emit" else _run(command, args)
 
 
 def is_generated(name: str, kernel_files: bool = False) -> bool:
@@ -78,7 +122,7 @@ def is_generated(name: str, kernel_files: bool = False) -> bool:
     except KeyError:
         if is_expression(name, kernel_files):
             return True
-        if not _file_op(name):
+        if not file_op(name):
             return False
     if not kernel_files:
         return True
@@ -87,78 +131,6 @@ def is_generated(name: str, kernel_files: bool = False) -> bool:
         return True
     except Exception:  # noqa: BLE001 - any failure: the kernel-file path reports it in its own words
         return False
-
-
-def _file_op(name: str) -> bool:
-    """``FILE.py:NAME``."""
-    return ":" in name and name.rsplit(":", 1)[0].endswith(".py")
-
-
-def is_expression(text: str, kernel_files: bool = False) -> bool:
-    """Whether OP ``text`` is meant as a string expression (``fusekit.define_op``'s spelling): it has an
-    operator, a call, a comma or a space. A name stays an operator name, hyphens included (``add-rms-nrom`` is
-    an unknown operator, not a subtraction: write ``a - b``), and so does ``FILE.py:NAME``; with
-    ``kernel_files`` (``emit``) so does what ``fusekit.emit.parse_target`` takes for a kernel file: FILE:KERNEL,
-    FILE.py, an existing path, a path with ``/`` and no spaces or parentheses. Whether it parses is
-    :func:`load`'s to say.
-    """
-    bare = text.strip()
-    if _file_op(text) or not set("()+-*/<>=!,; ") & set(bare) or bare.replace("-", "_").isidentifier():
-        return False
-    if kernel_files:
-        _, colon, kernel = text.rpartition(":")
-        if (colon and kernel.isidentifier() and ";" not in text) or text.endswith(".py") or os.path.exists(text):
-            return False
-        if "/" in text and not set("() ") & set(text):
-            return False
-    return True
-
-
-@functools.cache
-def _module(path: str):
-    """The user's operator file, executed once per process (``is_generated`` and ``load`` both read it)."""
-    spec = importlib.util.spec_from_file_location(f"fusekit_user_{Path(path).stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def load(name: str) -> GeneratedOp:
-    """The generated operator ``name``: a catalogue entry, ``FILE.py:NAME`` (a @fusekit.op there), or a string
-    expression (:func:`is_expression`; ``fusekit.define_op(name)``, named ``expr``).
-
-    Raises:
-        ValueError: no such operator or file, or NAME is not a generated operator.
-        GraphError: the expression does not parse or cannot be traced (one line naming the problem).
-    """
-    if is_expression(name):
-        from .op import define_op
-
-        try:
-            return define_op(name)
-        except GraphError:
-            raise
-        except (AttributeError, ValueError) as exc:  # `a.b` (an attribute of a traced input), `s: attr = abc`
-            raise GraphError(f"expression {name!r}: {exc}") from None
-    if ":" not in name:
-        try:
-            return get(name)
-        except KeyError as exc:
-            raise ValueError(str(exc.args[0])) from None
-    path, _, attr = name.rpartition(":")
-    if not Path(path).is_file():
-        raise ValueError(f"{path}: no such file")
-    try:
-        module = _module(str(Path(path).resolve()))
-    except Exception as exc:  # noqa: BLE001 - any failure of the user's file: one line naming it and the error
-        from fusekit.check import _where
-
-        where = f"{exc.filename}:{exc.lineno}" if isinstance(exc, SyntaxError) else _where(exc)
-        raise ValueError(f"{path} failed to import: {type(exc).__name__} at {Path(where).name}: {exc}") from None
-    op = getattr(module, attr, None)
-    if not isinstance(op, GeneratedOp):
-        raise ValueError(f"{name}: {attr} is not a @fusekit.op operator in {path}")
-    return op
 
 
 def attributes(op: GeneratedOp, items: list) -> dict:
@@ -198,8 +170,6 @@ def default_shape(op: GeneratedOp) -> tuple:
 
 def inputs(op: GeneratedOp, shape: tuple, dtype: str, seed: int = 0) -> list:
     """Random inputs of ``op`` for an output of ``shape`` (see module doc)."""
-    from .lower import natural_dtypes
-
     rng = np.random.default_rng(seed)
     gm = natural_dtypes(op.graph, dtype)
     out = []
@@ -214,67 +184,6 @@ def inputs(op: GeneratedOp, shape: tuple, dtype: str, seed: int = 0) -> list:
     return out
 
 
-def _options(command: str):
-    """The parser of ``fusekit run|profile|tune OP``: the options all three share (the operator, its inputs'
-    shape, dtype and files, precision, SoC, attributes), then each command's own."""
-    from fusekit.asc.runtime import MAX_CORE_NUM
-    from fusekit.cli import _bounded
-
-    descriptions = {"run": __doc__.split("\n\n")[0],
-                    "profile": "Predict a generated operator's fused kernel against the unfused chain of one kernel "
-                               "per primitive, and the share of launch overhead.",
-                    "tune": "Search the generated kernel's tile, BUFFER_NUM and core count for the lowest predicted "
-                            "time."}
-    parser = _parser(prog=f"fusekit {command}", description=descriptions[command])
-    parser.add_argument("op", help=OP_HELP)
-    parser.add_argument("--shape", type=int, nargs="+", default=None,
-                        help="output shape (default: the --input files' broadcast shape, else 1000000, or 1000 1024 "
-                             "for a row-tiled operator: last-axis reductions or a (C,) input such as bias or gamma)")
-    if command == "tune":
-        parser.add_argument("--size", type=int, default=None, help="elements (a 1-D shape; as FusedAddScale's tune)")
-    parser.add_argument("--dtype", default=None, help="one of the operator's dtypes (default: the --input files', "
-                                                      "else the operator's first)")
-    parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", type=_named_file,
-                        help="take input NAME from a .npy file (repeatable); the other inputs are random"
-                             + ("" if command == "run" else " (only the shapes and dtypes count here)"))
-    parser.add_argument("--precision", choices=("native", "fp32"), default=None)
-    parser.add_argument("--soc", default=None)
-    parser.add_argument("--attr", action="append", default=[], metavar="NAME=VALUE",
-                        help="a float attribute (repeatable); one not given takes its default, and a required one "
-                             "(no default) not given is 1.0")
-    if command != "tune":  # tune searches the core count itself
-        parser.add_argument("--cores", type=_bounded(1, MAX_CORE_NUM), default=None,
-                            help=f"most AIV cores (block_dim) to use, 1 to {MAX_CORE_NUM} (default: all of the SoC's)")
-    if command == "tune":  # tune searches the tile and BUFFER_NUM itself
-        return parser
-    parser.add_argument("--buffer-num", type=_bounded(1, 8), default=2,
-                        help="BUFFER_NUM, buffers per queue, 1 to 8 (default 2: double buffering)")
-    parser.add_argument("--tile-length", type=_bounded(1, None), default=None,
-                        help="TILE_LENGTH in elements (a multiple of 512 B of the narrowest GM dtype), or rows per "
-                             "tile in a row-tiled kernel (default: the most that fit UB)")
-    if command != "run":
-        return parser
-    parser.add_argument("--overflow", choices=("inf_nan", "saturation"), default=None,
-                        help="float overflow mode of the vector unit (default the SoC's: inf_nan on A2/A3, "
-                             "saturation on 310P, which has no other)")
-    parser.add_argument("--seed", type=_bounded(0, None), default=0, help="seed of the random inputs (default 0)")
-    parser.add_argument("-o", "--output", type=Path, metavar="DIR",
-                        help="write every output to DIR/NAME.npy (atomically; DIR is created)")
-    parser.add_argument("--sanitize", action="store_true", help="also run under the sanitizer")
-    parser.add_argument("--source", action="store_true", help="print the generated kernel")
-    return parser
-
-
-def _named_file(text: str) -> tuple[str, Path]:
-    """argparse type of ``--input NAME=FILE.npy``."""
-    import argparse
-
-    name, eq, path = text.partition("=")
-    if not eq or not name.strip() or not path:
-        raise argparse.ArgumentTypeError(f"expected NAME=FILE.npy (e.g. --input x=x.npy), got {text!r}")
-    return name.strip(), Path(path)
-
-
 def arrays_of(op: GeneratedOp, given: list, shape: tuple | None, dtype: str | None,
               seed: int = 0) -> tuple[list, str, tuple, str]:
     """The inputs of a CLI run: ``given`` ((NAME, FILE.npy) pairs) from their files, the others random
@@ -287,10 +196,6 @@ def arrays_of(op: GeneratedOp, given: list, shape: tuple | None, dtype: str | No
         UsageError: a ``dtype`` the operator does not take, an input it does not have, given twice, a file that
             is not a readable .npy array, or one whose dtype is not the input's.
     """
-    from fusekit.cli import UsageError, _load
-
-    from .lower import natural_dtypes
-
     if dtype is not None and dtype not in op.dtypes:
         raise UsageError(f"--dtype {dtype}: {op.name} takes {', '.join(op.dtypes)}")
     names = [n.name for n in op.graph.inputs]
@@ -301,7 +206,7 @@ def arrays_of(op: GeneratedOp, given: list, shape: tuple | None, dtype: str | No
         if name in files:
             raise UsageError(f"--input {name} is given twice; pass each input once")
         try:
-            files[name] = (path, _load(path, None))
+            files[name] = (path, load_npy(path, None))
         except UsageError as exc:
             raise UsageError(f"--input {name}: {exc}") from None
     reason = "--dtype {}" if dtype is not None else "the other --input files hold {}"
@@ -331,14 +236,8 @@ def arrays_of(op: GeneratedOp, given: list, shape: tuple | None, dtype: str | No
     return arrays, dtype, tuple(shape), origin
 
 
-def main(argv: list[str]) -> int:
-    """``fusekit run|profile|emit|tune OP ...`` for a generated operator; returns the exit status."""
-    from fusekit.cli import UsageError, _check_writable
-
-    command = argv[0]
-    if command == "emit":
-        return emit_main(argv)
-    args = _options(command).parse_args(argv[1:])
+def _run(command: str, args: argparse.Namespace) -> int:
+    """``fusekit run|profile|tune OP ...`` for a generated operator; returns the exit status."""
     try:
         op = load(args.op)
         attrs = attributes(op, args.attr)
@@ -355,7 +254,7 @@ def main(argv: list[str]) -> int:
             print(report.table())
             return 0
         if args.output is not None:
-            _check_writable(args.output, "-o", directory=True)
+            check_writable(args.output, "-o", directory=True)
         options = dict(soc=args.soc, precision=args.precision, core_num=args.cores, buffer_num=args.buffer_num,
                        tile_length=args.tile_length, **attrs)
         if args.overflow is not None:
@@ -386,11 +285,15 @@ def main(argv: list[str]) -> int:
     # verdict is the bit-exact match with the hardware model (fp32 mode also judges against exact), and, as
     # FusedAddScale's (README), no invalid output (NaN or inf where the exact result is finite, ...). An
     # integer output's tolerance (one step plus the compute dtype's, GeneratedOp.check) already covers
-    # native rounding, so its verdict against exact always counts
+    # native rounding, so its verdict against exact always counts. Every FAIL line is followed by its reason,
+    # and the final verdict is the conjunction of the lines' verdicts (the own model's is bit for bit)
     native = run.precision == "native" and run.dtype != "float32"
     for name, (own, exact) in ((k, v) for k, v in result.items() if k != "run"):
         informational = native and exact.steps is None
         print(f"  {name}: {own.summary()}")
+        if not own.passed:
+            print(f"  {name}: FAIL: {own.reason()}; the simulator and its {own.reference} model must agree bit for "
+                  "bit: please report this as a fusekit bug")
         if informational and not exact.passed:
             invalid = f", {exact.invalid} invalid (NaN, inf or out of range)" if exact.invalid else ""
             print(f"  {name}: vs exact: {exact.mismatches}/{exact.n} beyond tolerance (loss {exact.loss:g}; max abs "
@@ -399,9 +302,10 @@ def main(argv: list[str]) -> int:
                   "; use --precision fp32 for a verdict against exact)")
         else:
             print(f"  {name}: {exact.summary()}")
-        if exact.invalid:
-            print(f"  {name}: FAIL: {replace(exact, mismatches=0).reason()}" + _fp32_hint(exact, run))
-        ok = ok and own.bit_identical and (exact.passed or (informational and not exact.invalid))
+        if exact.invalid or (not informational and not exact.passed):
+            why = replace(exact, mismatches=0) if informational else exact
+            print(f"  {name}: FAIL: {why.reason()}" + _fp32_hint(exact, run))
+        ok = ok and own.passed and (exact.passed or (informational and not exact.invalid))
     if args.output is not None:
         try:
             _save(args.output, run.outputs)
@@ -443,9 +347,7 @@ def _fp32_hint(exact, run) -> str:
 
 def _print_tiling(run) -> None:
     """The plans as ``fusekit run fused_add_scale`` prints them; a row-tiled kernel's count rows."""
-    from fusekit.cli import _print_tiling as print_plans
-
-    print_plans(run.tilings, run.soc)
+    print_tiling(run.tilings, run.soc)
     if run.variant.program.rows:
         print("  (row-tiled kernel: total_length, block_length and tile_length count rows of the last axis)")
 
@@ -456,40 +358,19 @@ def _save(directory: Path, outputs: dict) -> None:
     Raises:
         OSError: the directory cannot be created or written.
     """
-    from fusekit.files import write_atomic
-
     directory.mkdir(parents=True, exist_ok=True)
     for name, y in outputs.items():
         write_atomic(directory / f"{name}.npy", lambda f, y=y: np.save(f, y))
 
 
-def emit_main(argv: list[str]) -> int:
+def _emit(args: argparse.Namespace) -> int:
     """``fusekit emit OP [--dtype D] [--precision P] [--row C] [--out DIR | --project DIR]`` (fusekit.gen.project)."""
-    from fusekit.bridge import PyascMissing
-
-    from . import project
-
-    parser = _parser(prog="fusekit emit", description="Trace a generated operator's kernel with "
-                                     "pyasc into Ascend C, or write its CANN custom-operator project.")
-    parser.add_argument("op", help=OP_HELP)
-    parser.add_argument("--dtype", default=None, help="one of the operator's dtypes that pyasc can emit: float16 or "
-                                                      "float32 (default: the operator's first pyasc can emit)")
-    parser.add_argument("--precision", choices=("native", "fp32"), default=None)
-    parser.add_argument("--row", type=int, default=project.ROW,
-                        help=f"row length of the canonical layout traced (default {project.ROW}); the kernel and the "
-                             "project take any row length that fits UB")
-    parser.add_argument("--buffer-num", type=int, default=2, choices=range(1, 9), metavar="1..8")
-    parser.add_argument("--out", type=Path, default=Path("."), help="directory for the .cpp and .mlir files")
-    parser.add_argument("--project", type=Path, help="write the CANN custom-operator project (msopgen layout) here")
-    args = parser.parse_args(argv[1:])
-    from fusekit.cli import UsageError, _check_writable
-
     try:
         # refuse an unwritable destination before tracing, in one line (as `fusekit emit fused_add_scale`)
         if args.project is not None:
-            _check_writable(args.project, "--project", directory=True)
+            check_writable(args.project, "--project", directory=True)
         else:
-            _check_writable(args.out, "--out", directory=True)
+            check_writable(args.out, "--out", directory=True)
         op = load(args.op)
         if args.row < 1:
             raise ValueError(f"--row must be at least 1, got {args.row}")
@@ -505,7 +386,7 @@ def emit_main(argv: list[str]) -> int:
             raise ValueError(f"--dtype {args.dtype}: {op.name} takes {', '.join(op.dtypes)}")
         kept = project.emittable(op)
         dtype = args.dtype or (kept[0] if kept else op.dtypes[0])
-        precision = args.precision or ("native" if project._native(op, dtype) else "fp32")
+        precision = args.precision or ("native" if project.native(op, dtype) else "fp32")
         result = project.emit(op, dtype, precision, row=args.row, buffer_num=args.buffer_num, out_dir=args.out)
     except (GraphError, PyascMissing, ValueError, TypeError, UsageError) as exc:
         print(f"fusekit: error: {exc}", file=sys.stderr)
@@ -513,8 +394,6 @@ def emit_main(argv: list[str]) -> int:
     except OSError as exc:  # a file the project writes: the system's reason, in one line
         print(f"fusekit: error: {exc.filename + ': ' if exc.filename else ''}{exc.strerror or exc}", file=sys.stderr)
         return 2
-    import re
-
     calls = sorted(set(re.findall(r"AscendC::(\w+)", result.cpp)))
     print(f"{result.kernel} ({result.dtype}, {precision}, {result.constants}): "
           f"{', '.join(str(f) for f in result.files)}")
@@ -524,8 +403,6 @@ def emit_main(argv: list[str]) -> int:
 
 def _tune(op: GeneratedOp, arrays: list, dtype: str, shape: tuple, attrs: dict, args) -> int:
     """``fusekit tune OP --shape ... [--dtype D] [--soc S] [--precision P] [--attr NAME=VALUE] [--input NAME=F]``."""
-    from .tune import tune
-
     result = tune(op, arrays, soc=args.soc, precision=args.precision, **attrs)
     unit = "rows" if result.best.total_length != int(np.prod(shape)) else "elements"
     print(f"{op.op_type} {list(shape)} {dtype}: {len(result.tried)} configurations timed on the model "

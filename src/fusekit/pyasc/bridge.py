@@ -5,7 +5,7 @@ A kernel module names its API ``asc``: ``from fusekit import asc`` (fusekit's ke
 modules it imports, with ``asc`` bound to the other implementation, the way Triton's interpreter
 runs Triton kernels by rebinding the language module. So:
 
-- :func:`pyasc_kernel` gives a shipped kernel as a real pyasc ``JITFunction`` (for :mod:`fusekit.emit`
+- :func:`pyasc_kernel` gives a shipped kernel as a real pyasc ``JITFunction`` (for :mod:`fusekit.pyasc.emit`
   and the NPU path), and
 - :func:`simulate` gives a kernel written for real pyasc as a fusekit kernel, without editing its file.
 """
@@ -21,7 +21,6 @@ import threading
 import types
 from pathlib import Path
 
-import fusekit
 from fusekit import asc as fusekit_asc
 
 _lock = threading.RLock()
@@ -59,17 +58,22 @@ def rebound(asc_module: types.ModuleType):
     stand-ins of :mod:`fusekit.pyasc_shim`. Every ``asc`` entry of ``sys.modules`` is restored afterwards.
     """
     _lock.acquire()  # the binding is process-wide: one rebinding at a time
-    saved_attr = fusekit.asc
+    # `from fusekit import asc` reads the package's attribute: rebind it on the package object, which is
+    # already imported (this module is inside it), rather than import the facade from below it
+    fusekit_package = sys.modules["fusekit"]
+    saved_attr = fusekit_package.asc
     saved = {name: module for name, module in sys.modules.items() if name == "asc" or name.startswith("asc.")}
     if asc_module is fusekit_asc:
         asc_module, stand_ins = _simulator_package()
+        for name in saved:  # no submodule of an imported real pyasc may leak into a simulated run
+            del sys.modules[name]
         sys.modules.update(stand_ins)
-    fusekit.asc = asc_module
+    fusekit_package.asc = asc_module
     sys.modules["asc"] = asc_module
     try:
         yield
     finally:
-        fusekit.asc = saved_attr
+        fusekit_package.asc = saved_attr
         for name in [n for n in sys.modules if n == "asc" or n.startswith("asc.")]:
             del sys.modules[name]
         sys.modules.update(saved)

@@ -2,10 +2,14 @@
 
 ``fusekit conformance PATH...`` (or ``pytest -p fusekit.pyasc_plugin PATH...``) collects the tests
 of a pyasc checkout (github hicann/pyasc: ``python/test/kernels``, ``python/test/generalization``,
-``python/tutorials``) with ``import asc`` bound to fusekit (:mod:`fusekit.bridge`, host modules from
+``python/tutorials``) with ``import asc`` bound to fusekit (:mod:`fusekit.pyasc.bridge`, host modules from
 :mod:`fusekit.pyasc_shim`), runs each with its own inputs and references, runs the sanitizer on every
 kernel launch, and prints one row per test: file, test, result, reason. Nothing of pyasc's is part
 of fusekit; the user points at their checkout.
+
+This module is the report both front ends share: a test's :class:`Row`, the reason a failure is
+given (:func:`explain`), the table and the exit status. The pytest plugin (:mod:`fusekit.pyasc.plugin`)
+fills the rows during a session; the command (:mod:`fusekit.cli.conformance`) starts that session.
 
 Adaptations, each the minimum that lets a test run without an NPU (both are said in the table):
 - a test parametrised with ``config.Backend.NPU`` runs with ``Backend.Model`` (its tensors then live
@@ -20,7 +24,6 @@ import functools
 import inspect
 import os
 import re
-import sys
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +49,9 @@ SAMPLE_DEFECTS = frozenset({
     "deadlock",                             # a wait_flag no set_flag answers: the core hangs
 })
 FAILURES = frozenset({"failed", "error", "not run"})  # not run: collected, never reported (the session stopped)
+# results that are a finding about the test, not a fusekit failure: the pytest plugin reports them to
+# pytest as skips with the row's reason, so pytest's summary and junit agree with the table
+NOT_FUSEKIT_FAILURES = frozenset({"sample defect", "unsupported", "out of scope", "not simulated (cube unit)"})
 
 
 @dataclass
@@ -111,7 +117,7 @@ def _asc_owner(obj) -> "str | None":
 
 def _asc_module(name: str) -> "str | None":
     """``asc.X`` for a module name that is one (``asc.runtime.jit``) or stands for one under
-    :mod:`fusekit.bridge` (``fusekit.pyasc_shim.lib_runtime`` -> ``asc.lib.runtime``)."""
+    :mod:`fusekit.pyasc.bridge` (``fusekit.pyasc_shim.lib_runtime`` -> ``asc.lib.runtime``)."""
     from fusekit import pyasc_shim
 
     if name == "asc" or name.startswith("asc."):
@@ -150,23 +156,100 @@ def missing_api(exc: BaseException) -> "str | None":
 
 
 def in_pyasc(name: str) -> "bool | None":
-    """Whether pyasc 1.1.1 (the release fusekit follows, ``fusekit.asc.names.pyasc_names``: its kernel
-    API, ``asc``, ``asc.adv`` and their classes) has the API ``name`` (``asc.adv.rmsnorm``: True;
-    ``asc.adv.swiglu``: False); None for a name outside that list (a module, a host value)."""
+    """Whether pyasc 1.1.1 (the release fusekit follows) has ``name``: an API of its kernel language
+    (``fusekit.asc.names.pyasc_names``: ``asc``, ``asc.adv`` and their classes; ``asc.adv.rmsnorm``: True,
+    ``asc.adv.swiglu``: False), else a module of its package or a public name one defines
+    (:func:`pyasc_modules`: ``asc.runtime.launcher``, ``asc.lib.runtime.CoreType``: True;
+    ``asc.lib.runtime.NoSuchValue``: False); None for a name under neither list (a private module's)."""
     from fusekit.asc.names import pyasc_names
 
     owner, _, leaf = name.rpartition(".")
     names = pyasc_names().get(owner)
-    return None if names is None else leaf in names
+    if names is not None:
+        return leaf in names
+    modules = pyasc_modules()
+    if name in modules:
+        return True
+    return leaf in modules[owner] if owner in modules else None
+
+
+PYASC_MODULES_FILE = Path(__file__).with_name("pyasc_modules.json")
+
+
+@functools.lru_cache(maxsize=1)
+def pyasc_modules() -> "dict[str, frozenset[str]]":
+    """pyasc 1.1.1's modules (``asc.runtime.launcher``) and the public names each defines or imports at
+    module level, its submodules included, from ``pyasc_modules.json`` (written by
+    :func:`write_modules_file` from the installed release's files)."""
+    import json
+
+    data = json.loads(PYASC_MODULES_FILE.read_text(encoding="utf-8"))
+    return {module: frozenset(names) for module, names in data["modules"].items()}
+
+
+def module_tree(package: "str | Path") -> "dict[str, list[str]]":
+    """``{module: sorted public names}`` of the ``asc`` package at ``package`` (a folder), read from its
+    source without importing it (pyasc's modules load its C++ extension): each non-private module's
+    top-level defs, classes, assignments and imports, and its child modules. C extension modules have
+    no source and are listed without names."""
+    root = Path(package)
+    tree: dict[str, set] = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = ("asc", *path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if any(p.startswith("_") for p in parts[1:]):
+            continue
+        module = ".".join(parts)
+        names = tree.setdefault(module, set())
+        try:
+            body = ast.parse(path.read_text(encoding="utf-8")).body
+        except SyntaxError:
+            continue
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+    for module in list(tree):
+        owner, _, leaf = module.rpartition(".")
+        if owner in tree:
+            tree[owner].add(leaf)
+    return {m: sorted(n for n in names if not n.startswith("_")) for m, names in sorted(tree.items())}
+
+
+def write_modules_file(path: Path = PYASC_MODULES_FILE) -> None:
+    """Write :func:`module_tree` of the installed pyasc to ``path``: ``python -m fusekit.pyasc.conformance``
+    in an environment with pyasc 1.1.1 (the stored list is that release's; CI's pyasc job checks it)."""
+    import importlib.metadata
+    import importlib.util
+    import json
+
+    spec = importlib.util.find_spec("asc")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("pyasc is not installed (pip install pyasc==1.1.1)")
+    data = {"source": f"pyasc {importlib.metadata.version('pyasc')}: modules of the asc package and the public "
+                      "names each defines at module level, listed by fusekit.pyasc.conformance.module_tree",
+            "modules": module_tree(list(spec.submodule_search_locations)[0])}
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def _unsupported(name: str, exc: BaseException) -> str:
-    """The reason of an ``unsupported`` row: the missing call by its full name, and whether pyasc has it."""
-    known = None if isinstance(exc, ImportError) else in_pyasc(name)
-    if known:
+    """The reason of an ``unsupported`` row: the missing call by its full name, and whether pyasc 1.1.1 has
+    it (:func:`in_pyasc`): a kernel API fusekit does not simulate yet, a module or host value of pyasc's
+    package fusekit does not provide, or a name pyasc 1.1.1 lacks (a newer pyasc's, another project's)."""
+    from fusekit.asc.names import pyasc_names
+
+    known = in_pyasc(name)
+    if known and name not in pyasc_modules() and pyasc_names().get(name.rpartition(".")[0]) is not None:
         return f"pyasc has {name}; fusekit does not simulate it yet"
+    if known:
+        return f"pyasc 1.1.1 has {name} (a module or host value of its package); fusekit does not provide it yet"
     if known is False:
-        return f"{name}: not in pyasc 1.1.1 (a newer pyasc's or another project's API); fusekit does not simulate it"
+        return f"{name}: not in pyasc 1.1.1 (a newer pyasc's or another project's API); fusekit does not provide it"
     return f"{name}: used by the test; fusekit does not provide it yet"
 
 
@@ -216,11 +299,14 @@ def explain(exc: BaseException) -> tuple[str, str]:
     from fusekit.pyasc_shim.host import CubeUnitNotSimulated
 
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, CubeUnitNotSimulated) or isinstance(exc, (AttributeError, KernelError)) and "cube unit" in text:
+        # before "out of scope": a cube-unit call (asc.mmad, asc.load_data: coverage.CUBE) is the README's
+        # "not simulated (cube unit)", like a matmul test found before it runs
+        name = missing_api(exc)
+        return "not simulated (cube unit)", f"uses {name} (cube unit)" if name else text
     scope = re.search(r"pyasc has (asc[\w.]*)[^(]*\(out of scope: (.*)\)$", text)
     if scope:  # e.g. AIPP: a decision with its reason, not a gap to be filled
         return "out of scope", f"pyasc has {scope.group(1)}; out of scope: {scope.group(2)}"
-    if isinstance(exc, CubeUnitNotSimulated) or isinstance(exc, (AttributeError, KernelError)) and "cube unit" in text:
-        return "not simulated (cube unit)", text
     missing = missing_api(exc)
     if missing and (not isinstance(exc, KernelError) or exc.kind == "api"):
         return "unsupported", _unsupported(missing, exc)
@@ -260,51 +346,5 @@ def table(rows: list[Row], root: "Path | None" = None) -> str:
     return "\n".join(out)
 
 
-def run(paths: list[str], sanitize: bool = True, extra: "list[str] | None" = None, verbose: bool = False) -> int:
-    """``fusekit conformance PATH...``: run pyasc's tests under ``paths`` (default: the suite of the
-    checkout in ``$FUSEKIT_PYASC_CHECKOUT``) in a pytest session with :mod:`fusekit.pyasc_plugin`; the
-    table is printed at the end (pytest's tracebacks only with ``verbose``).
-
-    Returns:
-        :func:`exit_status` of the rows (0: no fusekit failure; 1: some row is ``failed``, ``error``
-        or ``not run``), 2 for a path that does not exist, no checkout, paths holding no test or
-        arguments pytest refuses.
-    """
-    import pytest
-
-    from fusekit import pyasc_plugin
-
-    if not paths:
-        try:
-            root = find_checkout()
-        except ValueError as exc:
-            print(f"fusekit conformance: {exc}", file=sys.stderr)
-            return 2
-        if root is None:
-            print(f"fusekit conformance: no pyasc checkout: give test files or folders of it, or set {CHECKOUT_ENV} "
-                  "(git clone https://github.com/hicann/pyasc)", file=sys.stderr)
-            return 2
-        paths = [str(root / p) for p in SUITE if (root / p).exists()]
-    files = [Path(str(p).split("::")[0]) for p in paths]  # PATH::test selects one test, as in pytest
-    missing = [str(f) for f in files if not f.exists()]
-    if missing:
-        print(f"fusekit conformance: no such file or folder: {', '.join(missing)}", file=sys.stderr)
-        return 2
-    folders = [str(f.resolve() if f.is_dir() else f.resolve().parent) for f in files]
-    # one output: without --verbose pytest's terminal reporter (dots, warnings, summary line) is off and
-    # the table below is all that is printed; with it, pytest reports and the plugin prints the table
-    quiet = [] if verbose else ["-p", "no:terminal"]
-    args = ["-p", "fusekit.pyasc_plugin", "-p", "no:cacheprovider", *quiet, "--rootdir",
-            os.path.commonpath(folders), *paths, *(extra or [])]
-    if not sanitize:
-        args.append("--fusekit-no-sanitize")
-    rows = pyasc_plugin.rows() if pytest.main(args) != pytest.ExitCode.USAGE_ERROR else None
-    if rows is None:
-        return 2  # pytest said why on stderr
-    if not rows:
-        print(f"fusekit conformance: no tests found in {', '.join(paths)}", file=sys.stderr)
-        return 2
-    if not verbose:
-        print(table(rows, pyasc_plugin.root()))
-        print("(pytest's tracebacks: fusekit conformance --verbose PATH...)")
-    return exit_status(rows)
+if __name__ == "__main__":
+    write_modules_file()

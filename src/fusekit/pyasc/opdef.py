@@ -24,7 +24,7 @@ from pathlib import Path
 from fusekit.asc.names import snake_case
 
 # msopgen dtype spellings -> fusekit dtype names
-_DTYPES = {
+MSOPGEN_DTYPES = {
     "fp16": "float16", "float16": "float16", "half": "float16",
     "float": "float32", "fp32": "float32", "float32": "float32",
     "bf16": "bfloat16", "bfloat16": "bfloat16",
@@ -151,10 +151,10 @@ def _tensor(t, where: str) -> TensorDesc:
     types, formats = t.get("type"), t.get("format")
     if not isinstance(types, list) or not types or not isinstance(formats, list) or len(formats) != len(types):
         raise OpDefError(f"{where} ({t['name']}): \"type\" and \"format\" must be non-empty lists of equal length")
-    unknown = [x for x in types if x not in _DTYPES]
+    unknown = [x for x in types if x not in MSOPGEN_DTYPES]
     if unknown:
-        raise OpDefError(f"{where} ({t['name']}): unknown type(s) {unknown}; use {sorted(_DTYPES)}")
-    return TensorDesc(t["name"], param_type, tuple(formats), tuple(_DTYPES[x] for x in types))
+        raise OpDefError(f"{where} ({t['name']}): unknown type(s) {unknown}; use {sorted(MSOPGEN_DTYPES)}")
+    return TensorDesc(t["name"], param_type, tuple(formats), tuple(MSOPGEN_DTYPES[x] for x in types))
 
 
 def _attr(a, where: str) -> AttrDesc:

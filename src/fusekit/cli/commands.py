@@ -1,0 +1,269 @@
+"""One parser per ``fusekit`` subcommand, and what each runs.
+
+``run``, ``profile``, ``tune`` and ``emit`` work on an OP (:mod:`fusekit.cli.operator`): their parser
+holds every option of the subcommand with no default, the OP says which of them it takes and gives
+their defaults, and a given option it does not take is refused with the reason. ``check``,
+``experiment``, ``validate-timing`` and ``conformance`` take no OP.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+from fusekit import tiling
+from fusekit.check import DEFAULT_SIZES, CheckError, check_file, parse_arg
+from fusekit.gen.catalogue import CATALOGUE
+from fusekit.gen.project import ROW
+from fusekit.ops import fused_add_scale as fas
+from fusekit.pyasc.npu import BACKENDS
+from fusekit.soc import SOCS
+from fusekit.timing import STUDY_NAMES, validate_timing_command
+from fusekit.timing.experiment import report as experiment_report
+
+from . import conformance
+from .common import DTYPES, UsageError, bounded, named_file, names, real, sizes
+from .operator import bind, resolve
+
+NO_DEFAULT = argparse.SUPPRESS  # an option not given is left out, so the OP can tell what was given
+OP_KINDS = ("fused_add_scale (shipped; --size or --x1/--x2, --scale, ...), a generated operator: the catalogue ("
+            + ", ".join(n for n in CATALOGUE if n != "fused_add_scale") + "), FILE.py:NAME (a @fusekit.op in your "
+            "file) or a string expression such as 'silu(a) * b' (fusekit.define_op's)")
+EPILOG = ("Generated operators (the catalogue: swiglu, add_rms_norm, layer_norm, ...; FILE.py:NAME, a @fusekit.op in "
+          "your file; or an expression) take --shape N [C ...] (or --size N), --input NAME=FILE.npy and --attr "
+          "NAME=VALUE; fused_add_scale takes --size or --x1/--x2 and --scale. An option that does not apply to the "
+          "operator is refused with the reason.")
+
+
+def operator_command(command: str):
+    """The handler of ``command OP``: resolve OP, bind its options, run the command on it."""
+    def handle(args: argparse.Namespace) -> int:
+        try:
+            op = resolve(args.op, command)
+        except argparse.ArgumentTypeError as exc:
+            args.parser.error(f"argument OP: {exc}")
+        bind(args.parser, op, command, args)
+        problem = op.validate(command, args)
+        if problem:
+            args.parser.error(problem)
+        return op.execute(command, args)
+    return handle
+
+
+def add_run(sub) -> None:
+    run = sub.add_parser("run", help="run an operator on the simulator and verify it",
+                         description="Run an operator on the simulated NPU and verify it against its references.",
+                         epilog=EPILOG, argument_default=NO_DEFAULT)
+    run.add_argument("op", metavar="OP", help=f"operator to run: {OP_KINDS}")
+    _shape_options(run)
+    src = run.add_argument_group("fused_add_scale's input (random data of --size, or two .npy files)")
+    src.add_argument("--x1", type=Path, help=".npy file with x1")
+    src.add_argument("--x2", type=Path, help=".npy file with x2 (same shape and dtype as x1)")
+    src.add_argument("--scale", type=real, help="the scale attribute (default 1.5)")
+    run.add_argument("--soc", help="SoC to simulate (default Ascend910B1)")
+    _core_options(run)
+    run.add_argument("--overflow", choices=["inf_nan", "saturation"],
+                     help="float overflow mode of the vector unit (default the SoC's: inf_nan on A2/A3, saturation "
+                          "on 310P, which has no other)")
+    run.add_argument("--seed", type=bounded(0, None), help="seed of the random input (default 0)")
+    run.add_argument("-o", "--output", type=Path, help="write the output to this .npy file (fused_add_scale: y), or "
+                                                       "every output to DIR/NAME.npy (a generated operator; DIR is "
+                                                       "created); atomically")
+    run.add_argument("--sanitize", action="store_true",
+                     help="also run the sanitizer (memcheck, racecheck, initcheck, synccheck); exit 1 on findings")
+    run.add_argument("--source", action="store_true", help="print the generated kernel (a generated operator)")
+    run.add_argument("--auto-sync", action=argparse.BooleanOptionalAction,
+                     help="fused_add_scale: the kernel is built with automatic synchronisation, as CANN's projects and "
+                          "pyasc build (default: the kernel's @asc.jit(auto_sync=), else on); --no-auto-sync: "
+                          "dependent instructions of one pipe need pipe_barrier, and the sanitizer reports a pair "
+                          "without one")
+    run.add_argument("--backend", choices=list(BACKENDS),
+                     help="fused_add_scale: simulator (default), or npu / camodel through pyasc and CANN (untested "
+                          "without Ascend hardware)")
+    run.set_defaults(func=operator_command("run"), parser=run)
+
+
+def add_profile(sub) -> None:
+    profile = sub.add_parser("profile", help="predict an operator's per-pipe timeline and time on the NPU",
+                             description="Run an operator on the simulator and predict its time with the timing "
+                                         "model (fusekit.timing): kernel time, pipe utilisation, GM bandwidth; a "
+                                         "generated operator's fused kernel against the unfused chain of one kernel "
+                                         "per primitive, and the share of launch overhead.",
+                             epilog=EPILOG, argument_default=NO_DEFAULT)
+    profile.add_argument("op", metavar="OP", help=f"operator: {OP_KINDS}")
+    _shape_options(profile, only_shapes=True)
+    profile.add_argument("--soc", help="SoC to simulate (default Ascend910B1)")
+    _core_options(profile)
+    out = profile.add_argument_group("fused_add_scale's timeline files")
+    out.add_argument("--trace", type=Path, help="write a Chrome-trace timeline (open in ui.perfetto.dev)")
+    out.add_argument("--plot", type=Path, help="write a PNG of the timeline and pipe utilisation (needs matplotlib)")
+    out.add_argument("--csv", type=Path, help="write PipeUtilization.csv (msprof's columns)")
+    profile.set_defaults(func=operator_command("profile"), parser=profile)
+
+
+def add_tune(sub) -> None:
+    tune = sub.add_parser("tune", help="search tile length, BUFFER_NUM and cores for the lowest predicted time",
+                          description="Search the kernel's tile, BUFFER_NUM and core count for the lowest predicted "
+                                      "time.", epilog=EPILOG, argument_default=NO_DEFAULT)
+    tune.add_argument("op", metavar="OP", help=f"operator: {OP_KINDS}")
+    _shape_options(tune, only_shapes=True, size=bounded(None, None))
+    tune.add_argument("--soc", help="SoC to simulate (default Ascend910B1)")
+    _precision(tune)
+    tune.set_defaults(func=operator_command("tune"), parser=tune)
+
+
+def add_emit(sub) -> None:
+    emit = sub.add_parser("emit", help="trace a kernel with pyasc into Ascend C (needs fusekit[pyasc])",
+                          description="Trace an operator's kernels, or your own kernel (FILE:KERNEL), with Huawei's "
+                                      "pyasc and write the Ascend C C++ and the MLIR dumps, or a CANN custom-operator "
+                                      "project.", argument_default=NO_DEFAULT,
+                          epilog="Generated operators (the catalogue: swiglu, add_rms_norm, ...; or FILE.py:NAME, a "
+                                 "@fusekit.op in your file) take --row, --buffer-num, --out and --project; shipped "
+                                 "operators and FILE:KERNEL take --tile-length, and FILE:KERNEL --arg.")
+    emit.add_argument("op", metavar="OP|FILE:KERNEL",
+                      help="fused_add_scale, unfused_add_muls, a generated operator, or a kernel file and name, e.g. "
+                           "my.py:scale_kernel")
+    emit.add_argument("--dtype", help="float16 (default for the shipped operators and FILE:KERNEL) or float32; a "
+                                      "generated operator: one of its dtypes pyasc can emit (default its first)")
+    emit.add_argument("--precision", choices=list(fas.PRECISIONS))
+    emit.add_argument("--buffer-num", type=bounded(1, 8), help="BUFFER_NUM, 1 to 8 (default 2)")
+    emit.add_argument("--tile-length", type=bounded(1, None))
+    emit.add_argument("--row", type=int, help=f"a generated operator: row length of the canonical layout traced "
+                                              f"(default {ROW}); the kernel and the project take any row length that "
+                                              "fits UB")
+    emit.add_argument("--arg", action="append", metavar="NAME=VALUE",
+                      help="with FILE:KERNEL: value of a kernel parameter, e.g. a ConstExpr tile size; repeatable")
+    emit.add_argument("--out", type=Path, help="directory for the .cpp and .mlir files (default .)")
+    emit.add_argument("--project", type=Path, help="write a CANN custom-operator project (msopgen layout) here "
+                                                   "instead")
+    emit.set_defaults(func=operator_command("emit"), parser=emit)
+
+
+def _shape_options(parser, *, only_shapes: bool = False, size=bounded(0, None)) -> None:
+    """The options that say what the operator computes on: its size or shape, dtype, files, attributes."""
+    parser.add_argument("--size", type=size, help="elements of random input (fused_add_scale: default 1000000, tune "
+                                                  "needs it); for a generated operator the 1-D --shape N")
+    parser.add_argument("--shape", type=int, nargs="+",
+                        help="a generated operator's output shape (default: the --input files' broadcast shape, else "
+                             "1000000, or 1000 1024 for a row-tiled operator: last-axis reductions or a (C,) input "
+                             "such as bias or gamma)")
+    parser.add_argument("--dtype", help="element type: float16 (default), float32 or bfloat16; a generated operator: "
+                                        "one of its dtypes (default: the --input files', else the operator's first)")
+    parser.add_argument("--input", action="append", metavar="NAME=FILE.npy", type=named_file,
+                        help="a generated operator's input NAME from a .npy file (repeatable); the other inputs are "
+                             "random" + (" (only the shapes and dtypes count here)" if only_shapes else ""))
+    parser.add_argument("--attr", action="append", metavar="NAME=VALUE",
+                        help="a generated operator's float attribute (repeatable); one not given takes its default, "
+                             "and a required one (no default) not given is 1.0")
+
+
+def _core_options(parser) -> None:
+    """How the kernel is launched and computes: cores, BUFFER_NUM, tile, precision."""
+    parser.add_argument("--cores", type=bounded(1, tiling.MAX_CORE_NUM),
+                        help=f"most AIV cores (block_dim) to use, 1 to {tiling.MAX_CORE_NUM} (default: all of the "
+                             "SoC's)")
+    parser.add_argument("--buffer-num", type=bounded(1, 8),
+                        help="BUFFER_NUM, buffers per queue, 1 to 8 (default 2: double buffering)")
+    parser.add_argument("--tile-length", type=bounded(1, None),
+                        help="tile length in elements (fused_add_scale: a multiple of 512 B; a generated operator: a "
+                             "multiple of 512 B of the narrowest GM dtype, or rows per tile in a row-tiled kernel; "
+                             "default: the most that fit UB)")
+    _precision(parser)
+
+
+def _precision(parser) -> None:
+    parser.add_argument("--precision", choices=list(fas.PRECISIONS),
+                        help="native: compute in the dtype; fp32: cast to float32 in UB (default: native, fp32 for "
+                             "bfloat16)")
+
+
+def add_check(sub) -> None:
+    check = sub.add_parser("check", help="sanitize your own kernel file over a sweep of sizes",
+                           description="Sanitize an @asc.jit kernel file at several sizes (zero, tiny, aligned, "
+                                       "unaligned). The launch comes from --arg, from a check_launch(n, dtype) "
+                                       "function in the file, or from guesses on the parameter names, printed for "
+                                       "each size (see fusekit.check). Exit 0: no findings, 1: findings, 2: bad input.")
+    check.add_argument("file", type=Path, help="Python file with the @asc.jit kernel")
+    check.add_argument("--kernel", help="kernel name, if the file has several")
+    check.add_argument("--sizes", type=sizes(0, tiling.MAX_LAUNCH_ELEMENTS), default=DEFAULT_SIZES,
+                       help=f"comma-separated element counts (default {','.join(map(str, DEFAULT_SIZES))})")
+    check.add_argument("--dtype", choices=list(DTYPES), help="element type (default: op_info.json's first, else float16)")
+    check.add_argument("--soc", choices=list(SOCS), default=None, help="SoC to simulate (default Ascend910B1)")
+    check.add_argument("--cores", type=bounded(1, tiling.MAX_CORE_NUM), default=None, help="most cores to use (default: all)")
+    check.add_argument("--buffer-num", type=bounded(1, 8), default=2, help="BUFFER_NUM given to the tiling (default 2)")
+    check.add_argument("--outputs", type=names, help="comma-separated GM parameters that are outputs")
+    check.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
+                       help="value of a kernel parameter (Python literal); repeatable")
+    check.add_argument("--replay", action="store_true", help="replay races in an adversarial order to show the "
+                                                             "values the NPU could produce")
+    check.add_argument("--no-strict", dest="strict", action="store_false",
+                       help="reproduce the NPU's silent DataCopy round-down instead of stopping on it")
+    check.add_argument("--auto-sync", action=argparse.BooleanOptionalAction, default=None,
+                       help="the kernel is built with automatic synchronisation, as CANN's projects and pyasc build "
+                            "(default: the kernel's @asc.jit(auto_sync=), else on); --no-auto-sync: dependent "
+                            "instructions of one pipe need pipe_barrier, and the sanitizer reports a pair without one")
+    check.add_argument("--json", action="store_true", help="print the reports as JSON")
+    check.set_defaults(func=_check)
+
+
+def _check(args: argparse.Namespace) -> int:
+    try:
+        overrides = dict(parse_arg(text) for text in args.arg)
+        with contextlib.redirect_stdout(sys.stderr):  # device printf output must not mix into the report
+            results = check_file(args.file, kernel=args.kernel, sizes=args.sizes, dtype=args.dtype, soc=args.soc,
+                                 cores=args.cores, buffer_num=args.buffer_num, outputs=args.outputs, args=overrides,
+                                 replay=args.replay, strict=args.strict, auto_sync=args.auto_sync)
+    except (CheckError, TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps([{"n": r.n, "block_dim": r.block_dim, "arguments": r.arguments,
+                           **json.loads(r.report.to_json())} for r in results], indent=2))
+    else:
+        for r in results:
+            print(f"n = {r.n}: launched {r.describe_launch()}")
+            print(textwrap.indent(r.report.to_text(), "  "))
+    return 1 if any(not r.report.ok for r in results) else 0
+
+
+def add_experiment(sub) -> None:
+    experiment = sub.add_parser("experiment", help="the seed article's experiment, predicted: cores, BUFFER_NUM, fused "
+                                                   "against the unfused Add + Muls")
+    experiment.add_argument("--soc", choices=list(SOCS), default=None)
+    experiment.add_argument("--sizes", type=sizes(1, tiling.MAX_LAUNCH_ELEMENTS), default=(256 * 1024, 16 * 1024 * 1024),
+                            help="comma-separated float16 element counts, each 1 to one launch's "
+                                 f"{tiling.MAX_LAUNCH_ELEMENTS} (default 262144,16777216)")
+    experiment.set_defaults(func=_experiment)
+
+
+def _experiment(args: argparse.Namespace) -> int:
+    for n in args.sizes:
+        try:
+            print(experiment_report(n, args.soc))
+        except (TypeError, ValueError) as exc:
+            raise UsageError(str(exc)) from None
+    return 0
+
+
+def add_validate_timing(sub) -> None:
+    validate = sub.add_parser("validate-timing", help="the timing model against the published Atlas A2 studies, side by "
+                                                      "side with the error")
+    validate.add_argument("--study", action="append", choices=STUDY_NAMES, help="one study (repeatable; default all)")
+    validate.set_defaults(func=validate_timing_command)
+
+
+def add_conformance(sub) -> None:
+    conf = sub.add_parser("conformance", help="run pyasc's own tests and tutorials (your checkout) on the simulator "
+                                              "and print file, test, result, reason")
+    conf.add_argument("paths", nargs="*", help="test files or folders of a pyasc checkout (default: python/tutorials, "
+                                               "python/test/kernels, python/test/generalization of $FUSEKIT_PYASC_CHECKOUT)")
+    conf.add_argument("--no-sanitize", action="store_true", help="do not run the sanitizer on each kernel launch")
+    conf.add_argument("--verbose", action="store_true", help="also print pytest's tracebacks of failing tests")
+    conf.set_defaults(func=lambda args: conformance.run(args.paths, sanitize=not args.no_sanitize, verbose=args.verbose))
+
+
+SUBCOMMANDS = (add_run, add_check, add_profile, add_tune, add_experiment, add_emit, add_validate_timing,
+               add_conformance)

@@ -1,0 +1,109 @@
+"""The memory spaces, as a table: ``Mem.GM`` (the chip's global memory) and ``Mem.UB`` (each AIV core's
+Unified Buffer).
+
+A space's row says what the rest of fusekit needs to know about it, so that nothing branches on a
+space's name: whether it is global (one buffer per kernel argument, shared by every core) or local
+(one arena per core, ``fusekit.asc.runtime.Core.arenas``); its size, read from the SoC's sourced figure
+(``fusekit.soc``); the address alignment of its operands; the ``TPosition``s a tensor there has; the core
+kind that holds it. The sanitizer keys its shadow memory by scope (``fusekit.sanitizer.scan``), a
+``LocalTensor`` reads and writes the arena of its space (``fusekit.asc.tensor``), and the data paths
+(``fusekit.machine.paths``) join spaces. The cube side's L1, L0A, L0B, L0C, BT and FB are rows of the
+same shape (owned by the AIC core kind).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from .rows import Row
+
+
+class Scope(enum.Enum):
+    GLOBAL = "global"  # one chip-wide memory; its buffers are the kernel's GM arguments, shared by every core
+    LOCAL = "local"    # one arena per core that owns the space; no other core can address it
+
+
+@dataclass(frozen=True, eq=False)
+class MemSpace(Row):
+    """One memory space. The rows compare by identity and stand where the former ``Mem`` enum's members did
+    (``Access.mem``), with the same ``name``, ``value`` and repr.
+
+    Attributes:
+        name: as Ascend C names it (``"UB"``); a local space's arena is the ``Access.buffer`` ``name``.
+        scope: :class:`Scope`.
+        size_field: the ``SoC`` attribute holding the size in bytes, sourced in ``SoC.sources``; None for GM,
+            which is as large as the buffers the host passes.
+        alignment: bytes an instruction operand's address must be a multiple of (1: any element address).
+        positions: the ``TPosition`` names of tensors that live here.
+        owner: the core kind holding one arena per core (``fusekit.machine.cores``), None for a global space.
+        source: where the facts come from.
+    """
+
+    name: str
+    scope: Scope
+    size_field: "str | None"
+    alignment: int
+    positions: tuple[str, ...]
+    owner: "str | None"
+    source: str
+
+    @property
+    def is_global(self) -> bool:
+        return self.scope is Scope.GLOBAL
+
+    def size(self, soc) -> "int | None":
+        """Bytes of one arena of this space on ``soc`` (None for a global space)."""
+        return None if self.size_field is None else getattr(soc, self.size_field)
+
+    def __repr__(self) -> str:
+        return f"<Mem.{self.name}: {self.name!r}>"
+
+    @classmethod
+    def named(cls, name: str) -> "MemSpace":
+        return space_named(name)
+
+
+class Mem:
+    """The memory spaces of an AIV kernel (the table's rows by name)."""
+
+    GM = MemSpace("GM", Scope.GLOBAL, None, 1, ("GM",), None,
+                  "AD-G 编程模型/抽象硬件架构.md (Global Memory, shared by every core); any element address")
+    UB = MemSpace("UB", Scope.LOCAL, "ub_bytes", 32, ("VECIN", "VECOUT", "VECCALC"), "AIV",
+                  "AD-API 通用说明和约束.md (UB operands start on a 32 B boundary); AD-API TPosition "
+                  "(VECIN / VECOUT / VECCALC are UB); size: fusekit.soc SoC.ub_bytes")
+
+
+# the table by name; a new space is one more row (tests add rows to it)
+SPACES: dict[str, MemSpace] = {space.name: space for space in (Mem.GM, Mem.UB)}
+
+
+def space_named(name: str) -> MemSpace:
+    """The row of space ``name`` (``"UB"``).
+
+    Raises:
+        KeyError: no such space.
+    """
+    try:
+        return SPACES[name]
+    except KeyError:
+        raise KeyError(f"no memory space {name!r}: the spaces are {', '.join(SPACES)}") from None
+
+
+def local_spaces(kind: str) -> list[MemSpace]:
+    """The spaces a core of ``kind`` holds an arena of, in table order."""
+    return [space for space in SPACES.values() if space.owner == kind]
+
+
+def space_at(kind: str, position: "str | None") -> MemSpace:
+    """The space a tensor at TPosition ``position`` (its name) lives in on a core of ``kind``.
+
+    A position none of the core's spaces lists (the cube side's A1 / B1 / CO1 ... on an AIV core, where
+    fusekit accepts them as pyasc does) and no position at all give the core's first local space, the
+    UB on an AIV core, as before the table existed.
+    """
+    spaces = local_spaces(kind)
+    for space in spaces:
+        if position in space.positions:
+            return space
+    return spaces[0]
