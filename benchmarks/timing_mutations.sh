@@ -1,6 +1,6 @@
 #!/bin/bash
 # Mutations of the timing rules (issue 8, item L): each is applied to a copy of src/ and must make
-# tests/test_timing_rules.py fail. Prints "caught" or "SURVIVED" per mutation.
+# tests/timing/test_timing_rules.py fail. Prints "caught" or "SURVIVED" per mutation.
 #   bash benchmarks/timing_mutations.sh
 cd "$(dirname "$0")/.."; WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
 run() {
@@ -11,7 +11,7 @@ f, old, new = sys.argv[1:4]
 p = sys.argv[4] + "/src/fusekit/" + f
 s = open(p).read(); assert s.count(old) == 1, (f, old); open(p, "w").write(s.replace(old, new))
 PY
-  if PYTHONPATH="$WORK/src" timeout 300 python -m pytest -q -x -p no:cacheprovider tests/test_timing_rules.py >/dev/null 2>&1; then echo "SURVIVED: $4"; else echo "caught: $4"; fi
+  if PYTHONPATH="$WORK/src" timeout 300 python -m pytest -q -x -p no:cacheprovider tests/timing/test_timing_rules.py >/dev/null 2>&1; then echo "SURVIVED: $4"; else echo "caught: $4"; fi
 }
 run timing/schedule.py "            misaligned = _alignment_factor(bursts, self.p)" "            misaligned = 1.0" "misaligned penalty removed"
 run timing/schedule.py "slow + slow / p.misaligned_efficiency" "slow + slow" "misaligned efficiency removed"

@@ -104,7 +104,7 @@ def test_args(copy: Path, spec: dict, mutation: dict, full: bool) -> list[str]:
         return ["tests"]
     patterns = mutation.get("tests") or spec["groups"][mutation["group"]]
     # in the group's order (most specific first: with -x the run stops at the first failure)
-    found = [os.path.relpath(p, copy) for pattern in patterns for p in sorted(glob.glob(str(copy / pattern)))]
+    found = [os.path.relpath(p, copy) for pattern in patterns for p in sorted(glob.glob(str(copy / pattern), recursive=True))]
     return list(dict.fromkeys(found))
 
 

@@ -12,39 +12,10 @@ Every number carries its source. Tags as in ``docs/ascendc-model.md``:
 
 from __future__ import annotations
 
-import collections.abc
 import difflib
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
-
-
-
-class _VectorDtypes(collections.abc.Mapping):
-    """Vector instruction name -> dtype names it accepts on one architecture.
-
-    A read-only view of the instruction specs (``fusekit.asc.basic``: each spec carries the
-    "数据类型" table of its AD-API page per architecture), so the table has one source.
-    """
-
-    def __init__(self, arch: str):
-        self.arch = arch
-
-    def _table(self) -> Mapping[str, frozenset]:
-        from fusekit.asc.basic.spec import dtype_table  # late: the specs import this module's users
-
-        import fusekit.asc.basic  # noqa: F401 - registers every family
-
-        return dtype_table(self.arch)
-
-    def __getitem__(self, op: str) -> frozenset:
-        return self._table()[op]
-
-    def __iter__(self):
-        return iter(self._table())
-
-    def __len__(self) -> int:
-        return len(self._table())
 
 
 @dataclass(frozen=True)
@@ -61,13 +32,13 @@ class SoC:
         ub_tiling_bytes: UB a tiling may plan for (``TOTAL_VEC_LOCAL_SIZE``): the rest is kept
             for API temporaries (``TMP_UB``).
         data_copy_pad: whether ``DataCopyPad`` exists.
-        vector_dtypes: vector instruction name -> dtype names it accepts (a view of the specs in
-            ``fusekit.asc.basic``).
         overflow_modes: the float overflow modes the vector unit supports (``fusekit.asc.overflow``:
             ``"inf_nan"`` IEEE 754, ``"saturation"``).
         overflow_default: the mode a kernel runs in unless the launch picks another.
         sources: attribute name -> where the number comes from.
 
+    Which dtypes each vector instruction accepts is its spec's fact, not the SoC's: ``fusekit.asc.basic.supports(soc,
+    op, dtype)`` and ``dtypes_for(soc.arch)`` read the specs.
     The clock and the GM bandwidth are timing figures: ``fusekit.timing.load(soc)`` holds them, with their
     sources (``src/fusekit/timing/socs/<SoC>.json``), in one place.
     """
@@ -78,14 +49,9 @@ class SoC:
     ub_bytes: int
     ub_tiling_bytes: int
     data_copy_pad: bool
-    vector_dtypes: Mapping[str, frozenset] = field(repr=False)
     overflow_modes: tuple[str, ...]
     overflow_default: str
     sources: Mapping[str, str] = field(repr=False)
-
-    def supports(self, op: str, dtype_name: str) -> bool:
-        """Whether vector instruction ``op`` accepts ``dtype_name`` on this SoC."""
-        return dtype_name in self.vector_dtypes.get(op, ())
 
 
 def _a2(name: str, vector_cores: int, cores_source: str) -> SoC:
@@ -96,7 +62,6 @@ def _a2(name: str, vector_cores: int, cores_source: str) -> SoC:
         ub_bytes=192 * 1024,
         ub_tiling_bytes=184 * 1024,
         data_copy_pad=True,
-        vector_dtypes=_VectorDtypes("2201"),
         overflow_modes=("inf_nan", "saturation"),
         overflow_default="inf_nan",
         sources=MappingProxyType({
@@ -134,7 +99,6 @@ SOCS: Mapping[str, SoC] = MappingProxyType({
         ub_bytes=256 * 1024,
         ub_tiling_bytes=248 * 1024,
         data_copy_pad=False,
-        vector_dtypes=_VectorDtypes("2002"),
         overflow_modes=("saturation",),
         overflow_default="saturation",
         sources=MappingProxyType({

@@ -47,7 +47,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import dtypes
-from .runtime import _ASC_DIR, KernelFunction, current, kernel_frame, running_core
+from .runtime import ASC_DIR, KernelFunction, current, kernel_frame, running_core
 from .tensor import LocalTensor
 from .trace import Instr, Mem, Pipe, Sync, SyncKind, Trace
 
@@ -179,10 +179,10 @@ def allocation(auto: AutoState, frame) -> tuple:
     helper call, so calls with one stack made in one such invocation are told apart by their count."""
     sites, helper, below = [], None, None
     f = frame
-    while f is not None and not f.f_code.co_filename.startswith(_ASC_DIR):
+    while f is not None and not f.f_code.co_filename.startswith(ASC_DIR):
         sites.append((f.f_code, f.f_lasti))
         caller = f.f_back
-        if caller is not None and caller.f_code.co_filename.startswith(_ASC_DIR):  # f is jit code
+        if caller is not None and caller.f_code.co_filename.startswith(ASC_DIR):  # f is jit code
             if helper is None:
                 helper = below if below is not None else False
             if caller.f_code is not _JIT_CALL:

@@ -4,7 +4,7 @@ Every public name of pyasc's ``asc`` (``pyasc_names.json``, see :mod:`fusekit.as
 simulated (exported by ``fusekit.asc``), out of scope with a reason (:data:`OUT_OF_SCOPE`: the cube
 unit, AIPP, the advanced APIs of issue 11, pyasc's compiler and host plumbing), or in scope and
 not simulated yet (:data:`NOT_YET`, with the issue item that adds it). :func:`unlisted` returns
-the names in none of the three; ``tests/test_coverage.py`` fails when it is not empty. A kernel
+the names in none of the three; ``tests/meta/test_coverage.py`` fails when it is not empty. A kernel
 calling a name fusekit lacks gets "pyasc has asc.X; fusekit does not simulate it yet" with the
 reason below (:func:`reason`, used by :func:`fusekit.asc.names.unknown`).
 """

@@ -32,7 +32,7 @@ from .trace import Access, GmBuffer, Instr, Pipe, Sync, Trace
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 MAX_CORE_NUM = 65535  # blockDim is a uint16 launch parameter (AD-G 核函数/调用核函数)
-_ASC_DIR = os.path.dirname(os.path.abspath(__file__))
+ASC_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 class KernelError(RuntimeError):
@@ -67,7 +67,7 @@ class KernelError(RuntimeError):
 def kernel_frame():
     """The innermost frame that belongs to kernel code (not to ``fusekit.asc``)."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_ASC_DIR):
+    while frame is not None and frame.f_code.co_filename.startswith(ASC_DIR):
         frame = frame.f_back
     return frame
 

@@ -256,10 +256,10 @@ def _slow(cls, a: int, b: int, op: str) -> int:
 
 def _from_simulator() -> bool:
     """Whether the operation was written in fusekit.asc (not in a kernel): the caller of the operator."""
-    from .runtime import _ASC_DIR
+    from .runtime import ASC_DIR
 
     frame = sys._getframe(4)  # _from_simulator <- _slow <- _binary <- ScalarInt.__op__ <- the expression
-    return frame.f_code.co_filename.startswith(_ASC_DIR)
+    return frame.f_code.co_filename.startswith(ASC_DIR)
 
 
 def _result(cls, value: int, expr: str) -> ScalarInt:

@@ -164,7 +164,7 @@ def default_shape(op: GeneratedOp) -> tuple:
     """``--shape``'s default without --input files: (1000000,), or (1000, 1024) for a row-tiled operator (one
     with last-axis reductions or an input named as the catalogue's (C,) inputs, ROW_INPUTS): a row must fit
     UB, and 1024 elements are whole 32 B blocks of every dtype, which rows need when element sizes differ."""
-    return (1000, 1024) if op._is_rows(frozenset(n.name for n in op.graph.inputs if n.name in ROW_INPUTS)) \
+    return (1000, 1024) if op.is_rows(frozenset(n.name for n in op.graph.inputs if n.name in ROW_INPUTS)) \
         else (1_000_000,)
 
 

@@ -52,7 +52,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from fusekit import asc
 from fusekit.asc import dtypes
+from fusekit.asc.basic import REGISTRY, supports
+from fusekit.asc.basic.vec_vconv import MODES
 from fusekit.soc import SoC
 
 from .graph import COMPARE, REDUCE, Graph, GraphError, Node
@@ -241,8 +244,6 @@ class _Lowerer:
         """``mode``, or the one Cast takes for src -> dst on this SoC that rounds alike (Cast.md 数据类型 lists
         the modes per pair): CAST_NONE rounds as CAST_RINT (precision_conversion.md 表1), and an exact
         (widening) conversion rounds nothing in any mode."""
-        from fusekit.asc.basic.vec_vconv import MODES
-
         takes = {m.name for m in MODES.get(self.soc.arch, {}).get((src, dst), ())}
         exact = (src, dst) in {("float16", "float32"), ("bfloat16", "float32"), ("int8", "float16"),
                                ("uint8", "float16"), ("int16", "float32"), ("int32", "int64")}
@@ -257,13 +258,11 @@ class _Lowerer:
         return mode
 
     def require(self, op: str, dtype: str | None) -> None:
-        from fusekit import asc
-        from fusekit.asc.basic import REGISTRY
 
         if op not in REGISTRY or not hasattr(asc, op):
             raise GraphError(f"the vector instruction asc.{op} is not in fusekit.asc yet, so this expression cannot be "
                              "generated on the simulator")
-        if dtype is not None and not self.soc.supports(op, dtype):
+        if dtype is not None and not supports(self.soc, op, dtype):
             hint = "; use precision='fp32' (computes in float32)" if self.precision == "native" else ""
             raise GraphError(f"asc.{op} has no {dtype} form on {self.soc.name} (arch {self.soc.arch}){hint}")
 
@@ -316,8 +315,6 @@ class _Lowerer:
 
     def convert(self, v: Value, target: str, rounding: str) -> Value:
         """Cast ``v`` to ``target`` through the conversions Cast has (see module doc)."""
-        from fusekit.asc.basic.vec_vconv import MODES
-
         src = v.dtype
         if src == target:
             return v
@@ -502,12 +499,12 @@ class _Lowerer:
         return self.emit("div", c, (dup, self.arith(tensor)) if sa else (self.arith(tensor), dup))
 
 
-def _per_row(node: Node) -> bool:
+def per_row(node: Node) -> bool:
     """One value per row: a reduction, or arithmetic on such values and scalars only."""
     if node.op in REDUCE:
         return True
     tensors = [a for a in node.args if not a.is_scalar]
-    return bool(tensors) and node.op not in ("input",) and all(_per_row(a) for a in tensors)
+    return bool(tensors) and node.op not in ("input",) and all(per_row(a) for a in tensors)
 
 
 def lower(graph: Graph, dtype: str, precision: str, soc: SoC, scalar_inputs=frozenset(), row_inputs=frozenset(),
@@ -526,7 +523,7 @@ def lower(graph: Graph, dtype: str, precision: str, soc: SoC, scalar_inputs=froz
         raise GraphError(f"{soc.name} has no bfloat16 arithmetic (AD-API Add.md): use precision='fp32'")
     outputs = {}
     for name, node in zip(graph.output_names, graph.outputs):
-        if _per_row(node) and not row_outputs:
+        if per_row(node) and not row_outputs:
             raise GraphError(f"output {name} = {node!r} is one value per row (shape (N, 1)); return it broadcast "
                              "over the row (e.g. x * 0 + it) or compute it on the host")
         v = low.value(node)

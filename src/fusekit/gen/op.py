@@ -29,14 +29,15 @@ import numpy as np
 
 from fusekit import tiling
 from fusekit.asc import dtypes, launch, overflow
+from fusekit.asc.basic import supports
 from fusekit.asc.names import snake_case
 from fusekit.soc import SoC, get_soc
 
-from .graph import Graph, GraphError, trace
+from .graph import REDUCE, Graph, GraphError, trace
 from .lower import FLOATS, PRECISIONS, Program, lower
 from .reference import exact as exact_model
 from .reference import run_program
-from .source import kernel_source, load_kernel
+from .source import Names, kernel_source, load_kernel
 
 DEFINITION_VERSION = 1  # GeneratedOp.definition's format: bump when it changes, so derived names change too
 OP_TYPES = {"float16": "fp16", "float32": "float", "bfloat16": "bf16", "int8": "int8", "int16": "int16",
@@ -129,7 +130,7 @@ class GeneratedOp:
         from .source import row_kernel_source
 
         spec = get_soc(soc)
-        rows = self._is_rows(row_inputs)
+        rows = self.is_rows(row_inputs)
         key = (dtype, precision, spec.name, frozenset(scalar_inputs), frozenset(row_inputs))
         if key not in self._variants:
             started = time.perf_counter()
@@ -226,8 +227,8 @@ class GeneratedOp:
             scalars = frozenset()
         return shape, scalars, frozenset(rows)
 
-    def _is_rows(self, row_inputs) -> bool:
-        from .graph import REDUCE
+    def is_rows(self, row_inputs) -> bool:
+        """Whether the kernel is tiled in rows: some input is a row (``row_inputs``) or the graph reduces one."""
         return bool(row_inputs) or any(n.op in REDUCE for n in self.graph.nodes())
 
     def resolve_precision(self, precision, dtype: str, spec: SoC) -> str:
@@ -240,7 +241,7 @@ class GeneratedOp:
         if dtype == "bfloat16" and spec.arch == "2002":
             raise ValueError(f"{spec.name} (arch {spec.arch}) has no bfloat16; use float16 or float32")
         if precision is None:
-            return "native" if dtype != "bfloat16" and spec.supports("add", dtype) else "fp32"
+            return "native" if dtype != "bfloat16" and supports(spec, "add", dtype) else "fp32"
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS} or None, got {precision!r}")
         return precision
@@ -482,7 +483,7 @@ class GeneratedOp:
         shape, scalar_inputs, row_inputs = self._shapes(named)
         for k in scalar_inputs:
             values[k] = float(np.asarray(named[k]).reshape(-1)[0].astype(np.float64))
-        rows = self._is_rows(row_inputs)
+        rows = self.is_rows(row_inputs)
         width = (shape[-1] if shape else 1) if rows else None
         if rows:
             values["inv_row"] = 1.0 / width if width else 0.0
@@ -518,7 +519,7 @@ class GeneratedOp:
         shape, scalar_inputs, row_inputs = self._shapes(named)
         for k in scalar_inputs:
             values[k] = float(np.asarray(named[k]).reshape(-1)[0].astype(np.float64))
-        width = (shape[-1] if shape else 1) if self._is_rows(row_inputs) else None
+        width = (shape[-1] if shape else 1) if self.is_rows(row_inputs) else None
         flat = {k: np.broadcast_to(x, shape).reshape(-1) if width is None else np.broadcast_to(x, shape).reshape(-1, width)
                 for k, x in named.items() if k not in scalar_inputs}
         flat.update({k: np.float64(values[k]) for k in scalar_inputs})
@@ -640,8 +641,7 @@ def versus_exact(y: np.ndarray, rounded: np.ndarray, real: np.ndarray, compute: 
 
 
 def _arg(name: str) -> str:
-    from .source import _Names
-    return _Names.safe(name)
+    return Names.safe(name)
 
 
 def op(fn=None, *, dtypes=("float16", "float32", "bfloat16"), outputs=None, name=None):

@@ -23,7 +23,7 @@ from fusekit.asc import dtypes
 from fusekit.timing import NO_VALUES, predict
 
 from .graph import Graph, Node
-from .lower import natural_dtypes
+from .lower import natural_dtypes, per_row
 from .op import GeneratedOp
 
 LAUNCH_SHARE_WARNING = 0.5
@@ -142,8 +142,6 @@ def compare(op: GeneratedOp, n: int = 2**20, dtype: str = "float16", *, soc=None
         kinds = [dtype_of(a) for a in node.args if not a.is_scalar]
         return kinds[0] if kinds else dtype
 
-    from .lower import _per_row
-
     out_shape = np.broadcast_shapes(*(a.shape for a in arrays))
     names = [i.name for i in op.graph.inputs]
     chain = []
@@ -155,8 +153,8 @@ def compare(op: GeneratedOp, n: int = 2**20, dtype: str = "float16", *, soc=None
         for s in sources:
             if s.op == "input":
                 shape = arrays[names.index(s.name)].shape
-            elif _per_row(s):  # an (N, 1) intermediate: N values; read like a (C,) row by its consumer
-                shape = (int(np.prod(out_shape[:-1])),) if _per_row(node) and node.op not in ("sum", "mean", "max",
+            elif per_row(s):  # an (N, 1) intermediate: N values; read like a (C,) row by its consumer
+                shape = (int(np.prod(out_shape[:-1])),) if per_row(node) and node.op not in ("sum", "mean", "max",
                                                                                                "min") else out_shape[-1:]
             else:
                 shape = out_shape

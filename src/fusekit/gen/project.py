@@ -25,7 +25,7 @@ was generated for (Ascend910B1: DataCopyPad moves unpadded GM rows), and refuses
 too long for one row to fit UB, rows that are not whole 32 B blocks of a wider input while a narrower
 tensor pads them, more than 2^31 - 1 elements. Building needs CANN and was never tried here; the host
 tiling is compiled against stand-ins for the CANN headers and checked against the simulated kernel, for
-several row lengths of one project, in ``tests/test_gen_project_cpp.py``.
+several row lengths of one project, in ``tests/gen/test_gen_project_cpp.py``.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def layout(op: GeneratedOp, dtype: str, row: int = ROW) -> list:
     from .lower import natural_dtypes
 
     gm = natural_dtypes(op.graph, dtype)
-    rowwise = op._is_rows(frozenset()) or any(n.name in ROW_INPUTS for n in op.graph.inputs)
+    rowwise = op.is_rows(frozenset()) or any(n.name in ROW_INPUTS for n in op.graph.inputs)
     shape = (max(EXAMPLE_ELEMENTS // row, 1), row) if rowwise else (EXAMPLE_ELEMENTS,)
     return [np.zeros(shape[-1:] if rowwise and n.name in ROW_INPUTS else shape, dtypes.as_dtype(gm[n.name]).np)
             for n in op.graph.inputs]

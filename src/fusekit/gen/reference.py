@@ -51,7 +51,7 @@ def row_sum(x: np.ndarray, arch: str, mode: str) -> np.ndarray:
     """ReduceSum's count form over each row of ``x`` ([N, C]) in its documented order (ReduceSum.md,
     关键特性说明): on 2201 a binary tree inside each 256 B repeat, the repeats' sums in order; on 2002 a
     tree over the whole repeats, a tree over the tail, then their sum. It uses the simulator's own
-    summation code, so it cannot catch a change of that order: tests/test_reference_reductions.py checks
+    summation code, so it cannot catch a change of that order: tests/asc_api/test_reference_reductions.py checks
     the kernel and this model against an independent reference (tests/reduction_ref.py)."""
     n, c = x.shape
     epr = 256 // x.dtype.itemsize

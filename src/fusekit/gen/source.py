@@ -39,7 +39,7 @@ def _dt(name: str) -> str:
     return f"asc.{dtypes.as_dtype(name).name}"
 
 
-class _Names:
+class Names:
     """Python names of the kernel's buffers and scalars (suffix _ where one would shadow a helper)."""
 
     def __init__(self, program: Program):
@@ -71,7 +71,7 @@ class _Names:
 
 def kernel_source(name: str, program: Program, *, expression: str, variant: str) -> str:
     """The pyasc source of the kernel ``name`` for ``program`` (see module doc)."""
-    names = _Names(program)
+    names = Names(program)
     ins_ = list(program.inputs)
     outs = list(program.outputs)
     scalars = [names.safe(s) for s in program.scalars]
@@ -254,7 +254,7 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     reductions' temp buffer, elements) -- are ``int`` arguments the host tiling computes per launch
     (``GeneratedOp._run_rows``, the CANN project's TilingFunc), so one kernel serves every row length;
     only BUFFER_NUM (a TQue depth) and the dtypes are compiled in."""
-    names = _Names(program)
+    names = Names(program)
     ins_, outs, bcs = list(program.inputs), list(program.outputs), list(program.broadcast)
     cdt = program.compute
     rs = 32 // dtypes.as_dtype(cdt).sizeof()  # one 32 B block per row value

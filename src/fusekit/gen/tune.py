@@ -15,7 +15,7 @@ import numpy as np
 from fusekit.asc import dtypes
 from fusekit.soc import get_soc
 from fusekit.timing import NO_VALUES, predict
-from fusekit.timing.tune import TuneResult, _candidates, descend
+from fusekit.timing.tune import TuneResult, descend, knob_candidates
 
 from .op import GeneratedOp
 
@@ -71,7 +71,7 @@ def tune(op: GeneratedOp, arrays: list, *, soc=None, precision: str | None = Non
                      key=lambda d: d.sizeof())
 
         def candidates(config, plan):
-            return _candidates(spec, narrow, config, plan)
+            return knob_candidates(spec, narrow, config, plan)
     return descend(plan_of, time_of, candidates, spec.vector_cores, tried)
 
 

@@ -27,7 +27,7 @@ from fusekit.pyasc.bridge import PyascMissing, pyasc_kernel, require_pyasc
 from fusekit.pyasc.kernel_file import KernelFileError, check_names, load_module, op_info_beside, pick_kernel
 
 __all__ = ["EMITTABLE", "Emitted", "PyascMissing", "KernelFile", "emit", "emit_file", "kernel_file", "kernels_of",
-           "check_dtype", "no_pyasc_cache", "trace_kernel", "write_emitted"]
+           "OPERATORS", "register_operator", "check_dtype", "no_pyasc_cache", "trace_kernel", "write_emitted"]
 
 EXAMPLE_ELEMENTS = 2**24  # the tiling's constants of a large input
 EMITTABLE = ("float16", "float32")  # pyasc 1.1.1's floating dtypes (no bfloat16)
@@ -138,22 +138,33 @@ def check_dtype(dtype: str) -> None:
                          "and host casts")
 
 
-def kernels_of(op: str) -> list:
-    """The fusekit kernels an operator launches, in launch order."""
-    if op == "fused_add_scale":
-        from fusekit.ops.fused_add_scale.kernel import fused_add_scale
-
-        return [fused_add_scale]
-    if op == "unfused_add_muls":
-        from fusekit.ops.unfused_add_muls.kernel import add, muls
-
-        return [add, muls]
-    raise ValueError(f"unknown operator {op!r}; fusekit ships fused_add_scale and unfused_add_muls")
+# Operator name -> the fusekit kernels it launches, in launch order. ``fusekit.ops`` registers the shipped
+# operators (it sits above this layer: the pyasc bridge never imports an operator, an operator names its kernels).
+OPERATORS: dict[str, tuple] = {}
 
 
-def emit(op: str = "fused_add_scale", dtype: str = "float16", *, out_dir: "str | Path | None" = None,
+def register_operator(name: str, kernels) -> None:
+    """Make ``emit(name)`` trace ``kernels`` (in launch order)."""
+    OPERATORS[name] = tuple(kernels)
+
+
+def kernels_of(op) -> list:
+    """The fusekit kernels ``op`` launches, in launch order: a registered operator's name, or the kernels themselves.
+
+    Raises:
+        ValueError: an operator name nobody registered.
+    """
+    if not isinstance(op, str):
+        return list(op)
+    if op not in OPERATORS:
+        raise ValueError(f"unknown operator {op!r}; fusekit ships {' and '.join(OPERATORS)}")
+    return list(OPERATORS[op])
+
+
+def emit(op="fused_add_scale", dtype: str = "float16", *, out_dir: "str | Path | None" = None,
          buffer_num: int = 2, tile_length: int | None = None, precision: str = "native") -> list[Emitted]:
-    """Trace every kernel of ``op`` with pyasc and return (and optionally write) its Ascend C and MLIR.
+    """Trace every kernel of ``op`` (an operator's name or a sequence of kernels, see :func:`kernels_of`)
+    with pyasc and return (and optionally write) its Ascend C and MLIR.
 
     Files written to ``out_dir`` (atomically): ``<kernel>_kernel.cpp``, ``<kernel>.mlir`` (as generated)
     and ``<kernel>.lowered.mlir`` (after pyasc's passes).

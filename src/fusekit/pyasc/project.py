@@ -14,7 +14,7 @@ CANN's own, so it comes from msopgen rather than from here. The host tiling is f
 algorithm in C++; TILE_LENGTH and BUFFER_NUM are the compile-time constants the kernel was
 emitted with. The OpDef lists the prototype's dtypes that pyasc can emit (not bfloat16). Building
 needs CANN and was never tried here; the generated sources are checked for structure only
-(``tests/test_bridge.py``).
+(``tests/pyasc/test_pyasc_bridge.py``).
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def tune(n: int, dtype="float16", *, soc=None, precision: str | None = None, pro
                 progress()
         return tried[plan]
 
-    return descend(plan_of, time_of, lambda config, plan: _candidates(spec, dt, config, plan), spec.vector_cores, tried)
+    return descend(plan_of, time_of, lambda config, plan: knob_candidates(spec, dt, config, plan), spec.vector_cores, tried)
 
 
 def descend(plan_of, time_of, candidates, cores: int, tried: dict) -> TuneResult:
@@ -91,7 +91,9 @@ def descend(plan_of, time_of, candidates, cores: int, tried: dict) -> TuneResult
     return TuneResult(best, best_us, default, tried[default], tried)
 
 
-def _candidates(spec, dt, config: dict, plan: tiling.TilingData) -> dict[str, list[int]]:
+def knob_candidates(spec, dt, config: dict, plan: tiling.TilingData) -> dict[str, list[int]]:
+    """{knob: values} to try from ``plan`` (the module doc's candidates) for elements of ``dt`` on ``spec``;
+    also the search space of ``fusekit.gen.tune``."""
     unit = tiling.GM_ALIGN_BYTES // dt.sizeof()
     tiles = {unit * 2**k for k in range(1, 6)} | {24 * 1024 // dt.sizeof()}
     tiles |= {-(-plan.block_length // parts) // unit * unit or unit for parts in (2, 3)}

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from ..dtypes import float32, int32
-from ...pyasc_shim.struct import Field, Struct
+from ..struct import Field, Struct
 
 
 def _refused(message: str) -> Exception:

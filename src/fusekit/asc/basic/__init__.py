@@ -24,10 +24,10 @@ from . import (proposal, vec_brcb, vec_copy, vec_gather, vec_gather_mask, vec_sc
 from . import vec_5hd, vec_bilinear  # noqa: F401,E402  (trans_data_to_5hd; bilinear_interpolation)
 from .iteration import BinaryRepeatParams, UnaryRepeatParams
 from .mask import MaskMode
-from .spec import API, REGISTRY, Spec, export
+from .spec import API, REGISTRY, Spec, dtypes_for, export, supports
 
 for _obj in (BinaryRepeatParams, UnaryRepeatParams, MaskMode, mask.set_vector_mask, mask.reset_mask,
              mask.set_mask_count, mask.set_mask_norm):
     export(_obj)
 
-__all__ = ["API", "REGISTRY", "Spec"]
+__all__ = ["API", "REGISTRY", "Spec", "dtypes_for", "supports"]

@@ -3,7 +3,7 @@
 A spec holds an instruction's facts in one place (``docs/developer-guide.md``, "Design rules"):
 its pyasc name, its Ascend C name, its family, its pipe, the dtypes it accepts per NPU
 architecture (from the "数据类型" section of its AD-API page), its numpy semantics and its cost
-row. Execution (:mod:`.execute`), the SoC's dtype tables (:mod:`fusekit.soc`), ``asc.__all__``
+row. Execution (:mod:`.execute`), the per-SoC dtype tables (:func:`dtypes_for`, :func:`supports`), ``asc.__all__``
 and the timing model read specs, never instruction names.
 
 To add an instruction: ``register(Spec(...))`` in its family file and bind the pyasc function
@@ -58,7 +58,7 @@ class Spec:
         cost: the row of the SoC's vector throughput table that costs it (AD-API
             附录/Vector指令理论性能汇总.md, keyed by Ascend C name: by default ``cpp``; the page's
             newer name where it renamed an interface, 接口变更说明.md), or :data:`NO_FIGURE` where the
-            page gives none. ``tests/test_spec_conformance.py`` checks that every row exists.
+            page gives none. ``tests/asc_api/basic/test_spec_conformance.py`` checks that every row exists.
         reads_dst: the destination is also a source (MulAddDst, FusedMulAdd, Axpy ...).
         in_place_src1: the 通用地址重叠约束 exception: a later repeat may read what an earlier
             repeat wrote when that operand is src1 and src1's or dst's repeat stride is 0
@@ -123,6 +123,15 @@ def cost_row(cpp: str, op: str = "") -> str | None:
     return None if spec is None or spec.cost == NO_FIGURE else spec.cost
 
 
-def dtype_table(arch: str) -> Mapping[str, frozenset]:
-    """Instruction name -> dtype names it accepts on ``arch`` (what ``SoC.vector_dtypes`` shows)."""
+def dtypes_for(arch: str) -> Mapping[str, frozenset]:
+    """Instruction name -> dtype names it accepts on ``arch`` (``SoC.arch``), from each spec's "数据类型" table.
+
+    The SoC files hold only the SoC's own figures; which dtypes an instruction takes is the spec's fact,
+    so the per-SoC view is read here. Import it from :mod:`fusekit.asc.basic`, which registers every family."""
     return MappingProxyType({name: spec.dtypes[arch] for name, spec in REGISTRY.items() if arch in spec.dtypes})
+
+
+def supports(soc, op: str, dtype_name: str) -> bool:
+    """Whether vector instruction ``op`` accepts ``dtype_name`` on ``soc`` (a :class:`fusekit.soc.SoC`)'s architecture."""
+    spec = REGISTRY.get(op)
+    return spec is not None and dtype_name in spec.dtypes.get(soc.arch, ())

@@ -22,7 +22,7 @@ float64 functions within 2**-41 of F, which numpy's and the C library's are by f
   dispatch cannot change a bit; inside it the C library's function decides (measured: no half input
   with a half result, and no bfloat16 input with a bfloat16 result, of any function here falls in
   the band; 0 to 34 of the 65,536 bfloat16 inputs with a float32 result do, e.g. exp(2**-24) =
-  1 + 2**-24 + 2**-49; tests/test_transcendental.py checks the bits under several dispatch settings);
+  1 + 2**-24 + 2**-49; tests/asc_api/basic/test_vec_transcendental.py checks the bits under several dispatch settings);
 - a NaN result is T's positive quiet NaN (the NPU's NaN payload is not documented).
 
 The NPU's own algorithms are not documented bit-exactly: AD-API Exp.md / Ln.md (基础算术) give no

@@ -25,6 +25,7 @@ import numpy as np
 
 from fusekit import tiling
 from fusekit.asc import LaunchResult, dtypes, launch, overflow
+from fusekit.asc.basic import dtypes_for, supports
 from fusekit.pyasc.npu import BACKENDS, device_launcher
 from fusekit.pyasc.opdef import load_op_info
 from fusekit.soc import SoC, get_soc
@@ -299,13 +300,13 @@ def check_inputs(x1, x2, scale) -> dtypes.DataType:
 
 def resolve_precision(precision: str | None, dtype: dtypes.DataType, soc: SoC) -> str:
     """Default and check the precision mode for ``dtype`` on ``soc``."""
-    if dtype.name not in soc.vector_dtypes["add"] | {"bfloat16"} or (dtype.name == "bfloat16" and soc.arch == "2002"):
+    if dtype.name not in dtypes_for(soc.arch)["add"] | {"bfloat16"} or (dtype.name == "bfloat16" and soc.arch == "2002"):
         raise ValueError(f"{soc.name} (arch {soc.arch}) has no {dtype.name} support; use float16 or float32")
     if precision is None:
-        return "native" if soc.supports("add", dtype.name) else "fp32"
+        return "native" if supports(soc, "add", dtype.name) else "fp32"
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS} or None, got {precision!r}")
-    if precision == "native" and not soc.supports("add", dtype.name):
+    if precision == "native" and not supports(soc, "add", dtype.name):
         raise ValueError(f"precision='native' computes in {dtype.name}, but Add on {soc.name} does not support "
                          f"{dtype.name}; use precision='fp32' (cast to float32 in UB)")
     return precision
