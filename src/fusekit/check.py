@@ -57,7 +57,6 @@ import numpy as np
 from fusekit import tiling
 from fusekit.asc import dtypes
 from fusekit.asc.runtime import KernelFunction, annotation_text
-from fusekit.asc.trace import Mem
 from fusekit.pyasc.kernel_file import (KernelFileError, check_names, is_gm, load_module, op_info_beside, pick_kernel,
                                        user_frame)
 from fusekit.sanitizer import Finding, Report, sanitize
@@ -326,11 +325,12 @@ def _untouched(k: _Kernel, report: Report, values: dict) -> list[Finding]:
     every non-empty GM argument it never touches (one of them must be the output)."""
     if report.error is not None or report.trace is None:
         return []
+    # the kernel's arguments are the buffers of the global space (fusekit.machine.spaces, Scope.GLOBAL)
     accesses = [acc for core in report.trace.cores for instr in core for acc in instr.writes + instr.undefined
-                if acc.mem is Mem.GM]
+                if acc.mem.is_global]
     written = {acc.buffer for acc in accesses}
     touched = written | {acc.buffer for core in report.trace.cores for instr in core for acc in instr.reads
-                         if acc.mem is Mem.GM}
+                         if acc.mem.is_global}
     findings = []
     for name in k.gm:
         array = values.get(name)

@@ -102,7 +102,7 @@ def test_every_register_a_kernel_leaves_is_declared(monkeypatch):
             pass  # kernels of the corpus that stop with an error still leave their state
     declared = {f.name for f in dataclasses.fields(machine.CoreState)}
     own = {"idx", "faults", "executor", "log", "block_num", "soc", "strict", "ub", "instrs", "pipe", "queues",
-           "sync_all_hook", "wait_hook", "launch_flags", "progress", "overflowed"}
+           "sync_all_hook", "wait_hook", "launch_flags", "progress", "overflowed", "observers"}
     assert seen - declared - own == set()
     assert {"atomic", "vector_mask", "pad_value"} <= seen & set(machine.PERSISTENT)
 

@@ -225,7 +225,7 @@ def test_reason_names_missing_methods_modules_and_host_values():
     for thunk, name in ((method, "asc.GlobalTensor.no_such_call"), (submodule, "asc.no_such_module"),
                         (host_value, "asc.lib.runtime.NoSuchHostValue")):
         result, reason = conformance.explain(_raised(thunk))
-        assert result == "unsupported" and name in reason and "fusekit.pyasc_shim" not in reason, reason
+        assert result == "unsupported" and name in reason and "fusekit.pyasc.shim" not in reason, reason
 
 
 def test_a_tests_own_attribute_error_is_not_an_unsupported_api():

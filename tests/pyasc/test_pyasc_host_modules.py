@@ -1,4 +1,4 @@
-"""pyasc's host modules as a CPU run provides them (fusekit.pyasc_shim): ``asc.lib.runtime.support``,
+"""pyasc's host modules as a CPU run provides them (fusekit.pyasc.shim): ``asc.lib.runtime.support``,
 ``asc.lib.runtime.device_info`` of the simulated device, ``asc.runtime.jit.MockTensor``; and kernels written in
 pyasc's newer spellings (tests/pyasc_kernels/newer_spellings.py) run on the simulator.
 
@@ -44,7 +44,7 @@ def test_support_enums_match_installed_pyasc():
         pytest.skip(str(exc))
     if "fusekit" in str(getattr(real, "__file__", "")):
         pytest.skip("asc is fusekit here")
-    from fusekit.pyasc_shim import support
+    from fusekit.pyasc.shim import support
     for name in ("DeviceModuleType", "DeviceInfoType", "CoreType"):
         assert {m.name: m.value for m in getattr(support, name)} == {m.name: m.value for m in getattr(real, name)}
 

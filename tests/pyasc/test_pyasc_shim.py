@@ -101,7 +101,7 @@ def test_torch_noncontiguous_is_refused():
 
 
 def test_config_and_struct_errors_as_pyasc(module):
-    from fusekit.pyasc_shim import config, struct
+    from fusekit.pyasc.shim import config, struct
     with pytest.raises(ValueError):
         config.set_platform("Ascend")
     config.set_platform("NPU")

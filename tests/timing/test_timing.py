@@ -11,9 +11,10 @@ import pytest
 import fusekit
 from fusekit import asc, tiling
 from fusekit.asc.trace import Pipe
-from fusekit.timing import NO_VALUES, load, predict, profile, schedule, workloads
-from fusekit.timing.experiment import rows
-from fusekit.timing.tune import tune
+from fusekit.ops import workloads
+from fusekit.ops.experiment import rows
+from fusekit.ops.fused_add_scale.tune import tune
+from fusekit.timing import NO_VALUES, load, predict, profile, schedule
 from support import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))

@@ -9,6 +9,7 @@ improvement shows.
 import pytest
 
 from fusekit import cli
+from fusekit.ops import workloads
 from fusekit.timing import STUDY_NAMES
 from fusekit.timing import studies
 
@@ -64,7 +65,7 @@ def test_add_study_rows_within_10_percent():
 @pytest.mark.slow
 def test_the_article_ratio_comes_out_of_the_model():
     # predicted, not fitted: 1.97x on the default 47 cores (+9.4 %), the documented head overhead dominating
-    assert studies.article_ratio() == pytest.approx(studies.ARTICLE_RATIO, rel=0.10)
+    assert studies.article_ratio(workloads) == pytest.approx(studies.ARTICLE_RATIO, rel=0.10)
 
 
 def test_validate_timing_prints_model_and_published_side_by_side(capsys):

@@ -1,7 +1,7 @@
 """The tuner finds the exact optimum of its search space (item L of issue 8: an exact tuner test).
 
 The test enumerates the whole grid of the tuner's documented candidates (``fusekit.timing.tune``
-module doc: tile lengths of 1 to 16 KiB in powers of two, 24 KiB and the default rule's; core
+module doc, run on FusedAddScale by ``fusekit.ops.fused_add_scale.tune``: tile lengths of 1 to 16 KiB in powers of two, 24 KiB and the default rule's; core
 counts 1, 2, 4, 8 and multiples of 8 up to the SoC's; BUFFER_NUM 1 to 4) by brute force, times
 each configuration with ``predict``, and requires the coordinate descent to land on the grid's
 minimum and to report that configuration's time exactly. Coordinate descent is a local search:
@@ -16,10 +16,11 @@ import pytest
 
 from fusekit import tiling
 from fusekit.asc import dtypes
+from fusekit.ops import workloads
 from fusekit.ops.fused_add_scale.host import NUM_QUEUES
+from fusekit.ops.fused_add_scale.tune import tune
 from fusekit.soc import get_soc
-from fusekit.timing import predict, workloads
-from fusekit.timing.tune import tune
+from fusekit.timing import predict
 
 
 def brute_force(n, soc="Ascend910B1"):

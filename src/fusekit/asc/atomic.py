@@ -150,18 +150,33 @@ def gm_reads(writes) -> tuple[Access, ...]:
     return tuple(w for w in writes if w.atomic)
 
 
-def combine(mode: AtomicMode | None, old: np.ndarray, new: np.ndarray) -> np.ndarray:
-    """The bytes GM holds after storing bytes ``new`` over ``old`` under ``mode`` (None: ``new``)."""
+def combiner(mode: AtomicMode | None):
+    """The ``compute`` of a store under ``mode`` (``fusekit.asc.effect.Effect``, with ``reads_dst``): ``f(new, old)``
+    of the stored lanes and the lanes GM holds, in the atomic dtype (the tensor's, :func:`store_mode`); None when
+    atomics are off (the store overwrites)."""
     if mode is None:
-        return new
-    t = mode.dtype.np
-    a, b = old.view(t), new.view(t)
+        return None
     if mode.op == "add":
-        with np.errstate(all="ignore"):
-            out = (a.astype(np.float64) + b.astype(np.float64)).astype(t) if mode.dtype.is_float else a + b
-    else:
-        out = (np.maximum if mode.op == "max" else np.minimum)(a, b)
-    return np.ascontiguousarray(out, t).view(np.uint8)
+        return _add_float if mode.dtype.is_float else _add_integer
+    return _max if mode.op == "max" else _min
+
+
+def _add_float(new: np.ndarray, old: np.ndarray) -> np.ndarray:
+    """The float sum, exact in float64; the store rounds it once to the dtype, to nearest even (module docstring)."""
+    return old.astype(np.float64) + new.astype(np.float64)
+
+
+def _add_integer(new: np.ndarray, old: np.ndarray) -> np.ndarray:
+    """The integer sum in the dtype, wrapping around (two's complement)."""
+    return old + new
+
+
+def _max(new: np.ndarray, old: np.ndarray) -> np.ndarray:
+    return np.maximum(old, new)
+
+
+def _min(new: np.ndarray, old: np.ndarray) -> np.ndarray:
+    return np.minimum(old, new)
 
 
 class AtomicDtype(enum.IntEnum):

@@ -46,10 +46,12 @@ import builtins
 import math
 from dataclasses import dataclass, field
 
+from fusekit.machine import space_named
+
 from . import dtypes
 from .runtime import ASC_DIR, KernelFunction, current, kernel_frame, running_core
 from .tensor import LocalTensor
-from .trace import Instr, Mem, Pipe, Sync, SyncKind, Trace
+from .trace import Instr, Pipe, Sync, SyncKind, Trace
 
 AUTO_EVENT = "auto"
 
@@ -69,6 +71,7 @@ class AutoState:
 
     def __init__(self, core):
         self.core = core
+        self.space = space_named("UB")  # LocalTensorAuto tensors are UB tensors (module docstring; pyasc's page)
         self.buffers: dict[tuple, _Buffer] = {}  # allocation (:func:`allocation`) -> its buffer
         self.low = core.soc.ub_bytes  # auto buffers occupy [low, ub_bytes)
         self.events = 0
@@ -102,7 +105,7 @@ class AutoState:
 
     def _touched(self, accesses) -> list[_Buffer]:
         return [b for b in self.buffers.values()
-                if any(a.mem is Mem.UB and a.start < b.stop and b.start < a.stop for a in accesses)]
+                if any(a.mem is self.space and a.start < b.stop and b.start < a.stop for a in accesses)]
 
     def before(self, op: str, pipe: Pipe, reads, writes, where: str) -> None:
         """Record the syncs the instruction about to be recorded needs, then note its accesses."""
@@ -134,6 +137,7 @@ class AutoState:
 def state(core) -> AutoState:
     if core.auto is None:
         core.auto = AutoState(core)
+        core.observe(hook)  # from now on every instruction may need syncs
     return core.auto
 
 
@@ -163,7 +167,7 @@ class LocalTensorAuto:
         name = f"auto@{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno}" if frame else "auto"
         auto = state(core)
         buf = auto.place(allocation(auto, frame), length * dtype.sizeof(), name)
-        return LocalTensor.at(core, buf.start, length, dtype, name, owner=buf)
+        return LocalTensor.at(core, buf.start, length, dtype, name, owner=buf, space=auto.space)
 
 
 _JIT_CALL = KernelFunction.__call__.__code__  # an @asc.jit helper called from a kernel
@@ -220,7 +224,8 @@ def _unrolled(stack: list, loop):
 
 
 def hook(core, op: str, pipe: Pipe, reads, writes, sync) -> None:
-    """Called by ``Core.record`` before an instruction is appended: insert the automatic syncs it needs."""
+    """A ``Core.observe`` observer, registered with the core's first auto tensor: before an instruction is
+    appended, insert the automatic syncs it needs."""
     auto = core.auto
     if auto is None or sync is not None or not auto.buffers:
         return

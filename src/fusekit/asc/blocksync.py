@@ -140,6 +140,7 @@ def _ib(op: str, gm: GlobalTensor, ub: LocalTensor, block_idx, event_id, is_aiv_
     released = (writers[flag],) if flag in writers else ()
     word = np.array([write] * SLOT, np.int32)
 
+    # a closure, not an Effect: part of a synchronisation (the flag's UB copy), whose GM side changed at issue
     def effect():  # the UB copy of the flag block, as the implementation's DataCopy / SetValue leave it
         core.ub[ub_span[0]:ub_span[1]] = word.view(np.uint8)
 
@@ -184,6 +185,7 @@ def wait_pre_block(gm_workspace: GlobalTensor, ub_workspace: LocalTensor) -> Non
     released = tuple(writers[k] for k in keys if k in writers)
     copy = data[gm_lo:gm_lo + n * 32].copy()
 
+    # a closure, not an Effect: part of a synchronisation, it lands the GM bytes the wait read when it was released
     def effect():  # DataCopy(ub, gm, blockNum * 8): the workspace as the wait last read it
         core.ub[ub_span[0]:ub_span[0] + n * 32] = copy
 
@@ -213,6 +215,7 @@ def notify_next_block(gm_workspace: GlobalTensor, ub_workspace: LocalTensor) -> 
     ub_lo = ub_span[0] + (lo - gm_lo)
     next_round = np.array([counter + 1], np.int32)
 
+    # a closure, not an Effect: part of a synchronisation, two writes (the staged block and the counter)
     def effect():  # the UB staging copy (Duplicate) and the incremented counter (SetValue)
         core.ub[ub_lo:ub_lo + (hi - lo)] = block.view(np.uint8)
         core.ub[ub_span[1] - 4:ub_span[1]] = next_round.view(np.uint8)

@@ -39,7 +39,7 @@ import enum
 import numpy as np
 
 from .runtime import Core, GmArray, current
-from .trace import Access, Mem, Pipe
+from .trace import Access, Pipe
 
 LINE = 64  # bytes per data-cache line (AD-API DataCacheCleanAndInvalid.md, SINGLE_CACHE_LINE)
 
@@ -158,13 +158,14 @@ def data_cache_clean_and_invalid(entire_type: CacheLine, dst: "GlobalTensor", dc
         start, _ = dst.span(core, op, 1)
         first = start // LINE * LINE
         keys = [(dst.gm.name, start // LINE)]
-        lines = (Access(Mem.GM, dst.gm.name, first, min(first + LINE, dst.gm.data.size), dst.name),)
+        lines = (Access(dst.space, dst.gm.name, first, min(first + LINE, dst.gm.data.size), dst.name),)
     else:
         keys = list(cache.lines)
-        lines = tuple(Access(Mem.GM, name, i * LINE, min((i + 1) * LINE, cache.lines[(name, i)].gm.data.size), name)
+        space = GlobalTensor.space  # every line the cache holds is of a GM buffer, the space GlobalTensors are in
+        lines = tuple(Access(space, name, i * LINE, min((i + 1) * LINE, cache.lines[(name, i)].gm.data.size), name)
                       for name, i in keys)
     core.record(op, Pipe.S, lines=lines, nbytes=sum(a.nbytes for a in lines),
-                effect=lambda: cache.clean_invalidate(keys))
+                effect=lambda: cache.clean_invalidate(keys))  # a closure: it acts on the data cache, not on lanes
 
 
 __all__ = ["CacheLine", "DcciDst", "LINE", "data_cache_clean_and_invalid"]

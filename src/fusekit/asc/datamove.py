@@ -30,9 +30,10 @@ import enum
 
 import numpy as np
 
-from fusekit.machine import BLOCKS, COUNT, HANDLERS, PAD, POISON, SLICE, DataPath, Mem, copy_handler, path_between
+from fusekit.machine import BLOCKS, COUNT, HANDLERS, PAD, POISON, SLICE, DataPath, copy_handler, path_between, space_named
 
 from . import atomic, corestate, dtypes
+from .effect import Effect, Operand, copy
 from .runtime import KernelError, current
 from .tensor import GlobalTensor, LocalTensor, check_ub_aligned
 from .trace import Pipe
@@ -182,16 +183,43 @@ def _data_copy_blocks(dst, src, p: DataCopyParams, enhanced: "DataCopyEnhancedPa
         d0, d1 = dst.span(core, op, n, first=b * d_step, hint=hint)
         s0, s1 = src.span(core, op, n, first=b * s_step, hint=hint)
         copies.append((d0, d1, s0, s1))
-    to, frm = _memory(core, dst), _memory(core, src)
-
-    def effect():
-        for d0, d1, s0, s1 in copies:
-            to[d0:d1] = atomic.combine(mode, to[d0:d1], frm[s0:s1])
-
+    effect = _move(dst, src, [b * d_step for b in range(p.block_count)], [b * s_step for b in range(p.block_count)], n,
+                   mode, copies)
     reads = tuple(src.access(a, z) for a, z in _merge([(c[2], c[3]) for c in copies]))
     writes = tuple(atomic.mark(dst.access(a, z), mode) for a, z in _merge([(c[0], c[1]) for c in copies]))
     core.record(op, pipe, reads=reads + atomic.gm_reads(writes), writes=writes, count=p.block_count * n,
                 nbytes=p.block_count * n * size, dtype=dst.dtype.name, effect=effect)
+
+
+def _move(dst, src, d_first: list[int], s_first: list[int], n: int, mode, copies: list) -> Effect:
+    """The Effect of a copy in blocks of ``n`` elements: block k from element ``s_first[k]`` of ``src`` to element
+    ``d_first[k]`` of ``dst`` (from each tensor's first element), each destination lane taking its source lane's bits,
+    or combined with GM under the store atomics ``mode`` (None: off). ``copies``: the blocks' byte ranges
+    ``(d0, d1, s0, s1)``, for the order rule below.
+
+    The tensors are taken as they are now: a copy an executor holds back lands where it was issued to, even if the
+    kernel moves or resizes the tensor in between (``set_addr_with_offset``, ``set_global_buffer``, ``set_size``)."""
+    dst, src = _as_issued(dst), _as_issued(src)
+    combine = atomic.combiner(mode)
+    compute, reads_dst = (copy, False) if combine is None else (combine, True)
+    if d_first == [0] and s_first == [0]:  # one block from the start of both: the count form
+        return Effect(None, Operand(dst, n), {"src": Operand(src, n)}, compute, (), reads_dst)
+    lane = np.arange(n)
+    d_index = (np.asarray(d_first, np.int64)[:, None] + lane).reshape(-1)
+    s_index = (np.asarray(s_first, np.int64)[:, None] + lane).reshape(-1)
+    # the DMA moves the blocks one after another: where a later block reads what an earlier one wrote (UB -> UB in one
+    # arena), they run in order; the destination blocks never overlap (their strides are >= 0)
+    shared = dst.space is src.space and not dst.space.is_global and \
+        min(c[0] for c in copies) < max(c[3] for c in copies) and min(c[2] for c in copies) < max(c[1] for c in copies)
+    return Effect(None, Operand(dst, d_index), {"src": Operand(src, s_index)}, compute, (), reads_dst,
+                  (n,) * len(d_first) if shared else ())
+
+
+def _as_issued(t):
+    """A copy of tensor ``t`` as it is now (the same memory, address, length and dtype), for a held-back effect."""
+    if isinstance(t, LocalTensor):
+        return LocalTensor.at(t.core, t.addr, t.length, t.dtype, t.name, t.owner, t.space)
+    return t[0]
 
 
 def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -323,15 +351,10 @@ def _data_copy_count(dst, src, count: int) -> None:
         return
     d0, d1 = dst.span(core, op, count)
     s0, s1 = src.span(core, op, count)
-    to, frm = _memory(core, dst), _memory(core, src)
     mode = atomic.store_mode(core, op, dst) if path.store_atomics else None  # UB -> GM may accumulate
-
-    def effect():
-        to[d0:d1] = atomic.combine(mode, to[d0:d1], frm[s0:s1])
-
     writes = (atomic.mark(dst.access(d0, d1), mode),)
     core.record(op, pipe, reads=(src.access(s0, s1),) + atomic.gm_reads(writes), writes=writes, count=count,
-                nbytes=d1 - d0, dtype=dst.dtype.name, effect=effect)
+                nbytes=d1 - d0, dtype=dst.dtype.name, effect=_move(dst, src, [0], [0], count, mode, [(d0, d1, s0, s1)]))
 
 
 def _clipped(core, op: str, pipe: Pipe, dst, src, count: int) -> bool:
@@ -358,6 +381,7 @@ def _clipped(core, op: str, pipe: Pipe, dst, src, count: int) -> bool:
     d_at, s_at = _byte(dst, 0), _byte(src, 0)
     reads = (src.access(s_at + lo * size, s_at + hi * size),) if lo < hi else ()
 
+    # a closure, not an Effect: the destination elements whose source lies outside get poison, not a source lane
     def effect():
         to[d_at + d_lo * size:d_at + d_hi * size] = POISON
         if lo < hi:
@@ -430,7 +454,8 @@ def data_copy_pad(dst, src, data_copy_params: DataCopyExtParams, pad_params: Dat
     HANDLERS[(path.src, path.dst, PAD)](core, op, dst, src, p, pad_params)
 
 
-@copy_handler(Mem.GM, Mem.UB, PAD)
+# DataCopyPad's two pages are one path each, named by their spaces: DataCopyPad（GMToUB非对齐数据搬运）.md, （UBToGM…）.md
+@copy_handler(space_named("GM"), space_named("UB"), PAD)
 def _pad_in(core, op: str, dst: LocalTensor, src: GlobalTensor, p: DataCopyExtParams,
             pad: "DataCopyPadExtParams | None") -> None:
     """GM -> UB: each block lands at a 32 B boundary between its pads (module doc)."""
@@ -469,6 +494,7 @@ def _pad_in(core, op: str, dst: LocalTensor, src: GlobalTensor, p: DataCopyExtPa
 
     to, frm = _memory(core, dst), _memory(core, src)
 
+    # a closure, not an Effect: besides the copied lanes it writes the pad bytes, a fill value or poison, byte by byte
     def effect():
         for data0, data1, g0, g1 in copies:
             to[data0:data1] = frm[g0:g1]
@@ -480,7 +506,7 @@ def _pad_in(core, op: str, dst: LocalTensor, src: GlobalTensor, p: DataCopyExtPa
                 effect=effect)
 
 
-@copy_handler(Mem.UB, Mem.GM, PAD)
+@copy_handler(space_named("UB"), space_named("GM"), PAD)
 def _pad_out(core, op: str, dst: GlobalTensor, src: LocalTensor, p: DataCopyExtParams, pad=None) -> None:
     """UB -> GM: exactly ``block_len`` bytes per block, under the store atomics; ``pad`` is accepted and unused
     (nothing is padded on the way out, module doc)."""
@@ -499,13 +525,8 @@ def _pad_out(core, op: str, dst: GlobalTensor, src: LocalTensor, p: DataCopyExtP
         copies.append((g0, g1, u0, u1))
         reads.append(src.access(u0, u1))
         writes.append(atomic.mark(dst.access(g0, g1), mode))
-
-    to, frm = _memory(core, dst), _memory(core, src)
-
-    def effect():
-        for g0, g1, u0, u1 in copies:
-            to[g0:g1] = atomic.combine(mode, to[g0:g1], frm[u0:u1])
-
+    effect = _move(dst, src, [b * gm_step // size for b in range(p.block_count)],
+                   [b * ub_step // size for b in range(p.block_count)], p.block_len // size, mode, copies)
     core.record(op, Pipe.MTE3, reads=tuple(reads) + atomic.gm_reads(writes), writes=tuple(writes),
                 count=p.block_count * p.block_len // size,
                 nbytes=p.block_count * p.block_len, dtype=src.dtype.name, effect=effect)
@@ -737,13 +758,8 @@ def _data_copy_slice(dst, src, args: tuple, kwargs: dict) -> None:
         d0, d1 = dst.span(core, op, n, first=d_first, hint=hint)
         s0, s1 = src.span(core, op, n, first=s_first, hint=hint)
         copies.append((d0, d1, s0, s1))
-    to, frm = _memory(core, dst), _memory(core, src)
     mode = atomic.store_mode(core, op, dst) if path.store_atomics else None
-
-    def effect():
-        for d0, d1, s0, s1 in copies:
-            to[d0:d1] = atomic.combine(mode, to[d0:d1], frm[s0:s1])
-
+    effect = _move(dst, src, d_bursts, s_bursts, n, mode, copies)  # bursts of distinct rows: no destination overlap
     reads = tuple(src.access(a, z) for a, z in _merge(sorted((c[2], c[3]) for c in copies)))
     writes = tuple(atomic.mark(dst.access(a, z), mode) for a, z in _merge(sorted((c[0], c[1]) for c in copies)))
     total = len(copies) * n

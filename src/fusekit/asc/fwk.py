@@ -19,6 +19,8 @@ import math
 import numbers
 from collections import deque as _fifo
 
+from fusekit.machine import PIPES, POSITIONS, position_space, queue_pipes, space_named
+
 from . import corestate, dtypes
 from .names import unknown
 from .runtime import KernelError, current, kernel_frame, running_core
@@ -48,21 +50,29 @@ class TPosition(enum.Enum):
     CO2 = "CO2"
 
 
-# (producer pipe, consumer pipe) of a queue at each position: data enters VECIN by MTE2 and is
-# read by V; VECOUT is written by V and drained by MTE3 (AD-G TPipe-TQue框架编程原理.md).
-_QUEUE_PIPES = {
-    TPosition.VECIN: (Pipe.MTE2, Pipe.V),
-    TPosition.VECOUT: (Pipe.V, Pipe.MTE3),
-    TPosition.VECCALC: (Pipe.V, Pipe.V),
-}
-# TQueBind<src, dst> (TQueBind简介.md, 表1): GM->VECIN is TQue<VECIN>, VECOUT->GM is TQue<VECOUT>; VECIN->VECOUT
-# binds input and output to one buffer: filled by MTE2 and drained by MTE3, with no vector work in between
+# (producer pipe, consumer pipe) of a queue at each position of the UB, from the machine's position rows and data
+# paths (fusekit.machine.positions): data enters VECIN by MTE2 and is read by V; VECOUT is written by V and drained
+# by MTE3 (AD-G TPipe-TQue框架编程原理.md). TPipe lays every queue out in the UB, so only its positions have queues.
+_QUEUE_PIPES = {TPosition[name]: queue_pipes(name) for name in POSITIONS
+                if position_space(name) is space_named("UB")}
+
+
+def _bound_to_gm(position: TPosition, end: str) -> bool:
+    """Whether a queue at ``position`` is filled from (``end`` "fed_from") or drained to ("drains_to") GM."""
+    return getattr(POSITIONS[position.value], end) is position_space(TPosition.GM.value)
+
+
+# TQueBind<src, dst> (TQueBind简介.md, 表1): GM->VECIN is TQue<VECIN>, VECOUT->GM is TQue<VECOUT> (a position bound
+# to the GM it is filled from or drained to); VECIN->VECOUT binds input and output to one buffer: filled as VECIN is
+# (MTE2) and drained as VECOUT is (MTE3), with no vector work in between
 _BIND_PIPES = {
     **{(p, p): pipes for p, pipes in _QUEUE_PIPES.items()},
-    (TPosition.GM, TPosition.VECIN): _QUEUE_PIPES[TPosition.VECIN],
-    (TPosition.VECOUT, TPosition.GM): _QUEUE_PIPES[TPosition.VECOUT],
-    (TPosition.VECIN, TPosition.VECOUT): (Pipe.MTE2, Pipe.MTE3),
+    **{(TPosition.GM, p): pipes for p, pipes in _QUEUE_PIPES.items() if _bound_to_gm(p, "fed_from")},
+    **{(p, TPosition.GM): pipes for p, pipes in _QUEUE_PIPES.items() if _bound_to_gm(p, "drains_to")},
+    (TPosition.VECIN, TPosition.VECOUT): (_QUEUE_PIPES[TPosition.VECIN][0], _QUEUE_PIPES[TPosition.VECOUT][1]),
 }
+# the pipes that read or write the queues' buffers (V, MTE2, MTE3), in pipe-table order
+_BUFFER_PIPES = tuple(p for p in PIPES if any(p in pipes for pipes in _QUEUE_PIPES.values()))
 
 
 def _local_name(obj, fallback: str) -> str:
@@ -138,7 +148,7 @@ class TPipe(_Named):
             if held and que.pipe is self:
                 raise core.error(op, f"{que.name}[{held[0].index}] is still {held[0].state} (at {held[0].where}); "
                                      f"free_tensor every buffer before pipe.{op}()", tensor=que.name, kind="illegal-free")
-        for p in (Pipe.V, Pipe.MTE2, Pipe.MTE3):  # later buffers reuse the UB: earlier accesses must be done
+        for p in _BUFFER_PIPES:  # later buffers reuse the UB: earlier accesses must be done
             core.record(op, p, sync=Sync(SyncKind.BARRIER, p, p, ("PIPE_ALL",)))
         for que in core.queues:
             if que.pipe is self:

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .runtime import current
-from .trace import Mem, Pipe
+from fusekit.machine import space_named
 
+from .runtime import current
+from .trace import Pipe
+
+UB = space_named("UB")  # the exception registers watch UB addresses (CheckLocalMemoryIA(ISASI).md)
 REGISTERS = 4
 MAX_ADDR = 65535
 _KIND = {Pipe.S: "scalar", Pipe.V: "vector", Pipe.MTE2: "mte", Pipe.MTE3: "mte"}
@@ -62,13 +65,15 @@ def check_local_memory_ia(check_params: CheckLocalMemoryIAParam) -> None:
     registers = core.ia_checks
     if p.is_enable:
         registers[int(p.enable_bit)] = p
+        core.observe(watch, first=True)  # a watched access stops before any other observer records for it
     else:
         registers.pop(int(p.enable_bit), None)
     core.record(op, Pipe.S)
 
 
-def watch(core, op: str, pipe: Pipe, reads, writes) -> None:
-    """Raise the exception an enabled register takes for these UB accesses (called by ``Core.record``)."""
+def watch(core, op: str, pipe: Pipe, reads, writes, sync=None) -> None:
+    """Raise the exception an enabled register takes for these UB accesses (a ``Core.observe`` observer, registered
+    when a register is first armed; nothing to do once every register is reset)."""
     kind = _KIND.get(pipe)
     for bit, p in sorted(core.ia_checks.items()):
         lo, hi = int(p.start_addr) * 32, int(p.end_addr) * 32
@@ -76,7 +81,7 @@ def watch(core, op: str, pipe: Pipe, reads, writes) -> None:
             if not getattr(p, f"is_{kind}_{what}", False):
                 continue
             for acc in accesses:
-                if acc.mem is Mem.UB and acc.stop - 1 > lo and acc.start <= hi:
+                if acc.mem is UB and acc.stop - 1 > lo and acc.start <= hi:
                     raise core.error(op, f"{kind} {what} of UB bytes [{acc.start}, {acc.stop}) ({acc.tensor}) inside the "
                                          f"range ({p.start_addr} x 32, {p.end_addr} x 32] watched by exception register "
                                          f"{bit} (check_local_memory_ia): on the NPU the core stops with "

@@ -21,12 +21,14 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from fusekit.machine import CoreState, Mem
+from fusekit.machine import CoreState, space_named
 from fusekit.soc import SoC, get_soc
 
 from . import dtypes
 from . import overflow as overflow_modes
+from .effect import Effect, run as run_effect
 from .errorkind import ErrorKind
+from .lockstep.values import plain_offset
 from .scalar import int32
 from .trace import Access, GmBuffer, Instr, Pipe, Sync, Trace
 
@@ -96,7 +98,9 @@ class Core(CoreState):
         self.block_num = block_num
         self.soc = soc
         self.strict = strict
-        self.ub = self.arenas[Mem.UB]  # the UB arena, by its short name (the vector instructions' memory)
+        # the UB arena by its short name: the vector instructions' operands and the raw addresses they take are UB
+        # (AD-API 通用说明和约束.md); None on a core kind without a UB
+        self.ub = self.arenas.get(space_named("UB"))
         self.instrs: list[Instr] = []
         self.pipe = None      # the core's TPipe, once constructed
         self.queues: list = []
@@ -107,23 +111,36 @@ class Core(CoreState):
         self.launch_flags: dict = {}  # cross-core flag counters shared by the launch's cores
         self.progress: Callable[[], None] | None = None
         self.overflowed: list[int] = []  # indices of instructions whose float result overflowed (Trace.overflows)
+        self.observers: list[Callable[..., None]] = []  # what record notifies, in order (see :meth:`observe`)
+
+    def observe(self, observer: Callable[..., None], *, first: bool = False) -> None:
+        """Have :meth:`record` call ``observer(core, op, pipe, reads, writes, sync)`` before it appends each
+        instruction (``writes`` holds the record's writes, then its undefined ranges; ``reads`` and ``sync`` as
+        given to record). An observer may raise a KernelError to refuse the instruction (``check_local_memory_ia``,
+        ``fusekit.asc.iacheck``) or record instructions of its own ahead of it (``LocalTensorAuto``'s syncs,
+        ``fusekit.asc.autosync``); the records it makes are observed too. Register outside record.
+
+        ``first``: ahead of the observers registered so far, for an observer that refuses instructions: it runs
+        before any other observer records for the instruction (check, then record: ``docs/design.md``). An
+        observer registered already stays where it is.
+        """
+        if observer not in self.observers:
+            self.observers.insert(0 if first else len(self.observers), observer)
 
     def record(self, op: str, pipe: Pipe, *, reads: tuple[Access, ...] = (), writes: tuple[Access, ...] = (),
                undefined: tuple[Access, ...] = (), sync: Sync | None = None, count: int = 0, nbytes: int = 0,
-               dtype: str = "", effect: Callable[[], None] | None = None, repeats: int = 0,
+               dtype: str = "", effect: "Effect | Callable[[], None] | None" = None, repeats: int = 0,
                cost: str = "", lines: tuple[Access, ...] = (), frame=None) -> None:
         """Append an instruction to the Trace, then apply its memory ``effect`` (all checks are done by now).
 
+        ``effect``: an :class:`~fusekit.asc.effect.Effect` record, which ``fusekit.asc.effect.apply`` interprets, or
+        a closure for an instruction whose effect is not of that regular shape (``fusekit.asc.effect``).
         An executor (race replay) may instead hold the effect back and apply it later. ``count``,
         ``nbytes`` and ``repeats`` are stored as plain ints (kernel scalars are typed, ``scalar.py``).
         ``frame``: the caller's :func:`kernel_frame`, when it has it already (saves a second stack walk).
         """
-        if self.ia_checks:  # check_local_memory_ia: watched UB ranges raise (iacheck.py)
-            from .iacheck import watch
-            watch(self, op, pipe, reads, writes + undefined)
-        if self.auto is not None:  # LocalTensorAuto: the syncs pyasc's compiler inserts
-            from .autosync import hook
-            hook(self, op, pipe, reads, writes + undefined, sync)
+        for observer in self.observers:  # the analyses that see instructions as they are made (observe)
+            observer(self, op, pipe, reads, writes + undefined, sync)
         if frame is None:
             frame = kernel_frame()
         instr = Instr(self.idx, len(self.instrs), op, pipe, reads, writes, undefined, sync, int(count), int(nbytes),
@@ -133,7 +150,16 @@ class Core(CoreState):
         if self.executor is not None:
             self.executor.run(instr, effect)
         elif effect is not None:
-            effect()
+            run_effect(effect)
+
+    def block_idx(self):
+        """``get_block_idx()``: this core's block index, an int32 scalar (``scalar.py``)."""
+        return int32(self.idx)
+
+    def note_overflow(self, index: int, overflowed) -> None:
+        """Instruction ``index``'s float result left its dtype's range if ``overflowed`` holds (``Trace.overflows``)."""
+        if overflowed:
+            self.overflowed.append(index)
 
     def fault(self, error: KernelError) -> None:
         """Report an access fault: raise it in a plain launch; under the sanitizer collect it and
@@ -159,9 +185,10 @@ class Core(CoreState):
 
 
 class Executor(Protocol):
-    """Decides when instruction effects land (the default applies each at once, in program order)."""
+    """Decides when instruction effects land (the default applies each at once, in program order); an executor lands
+    one with ``fusekit.asc.effect.run``."""
 
-    def run(self, instr: Instr, effect: "Callable[[], None] | None") -> None: ...
+    def run(self, instr: Instr, effect: "Effect | Callable[[], None] | None") -> None: ...
 
     def end_core(self, core: int) -> None: ...
 
@@ -239,7 +266,8 @@ class GlobalAddress:
         return self.gm.dtype
 
     def __add__(self, elements: int) -> "GlobalAddress":
-        return GlobalAddress(self.gm, self.offset + int(elements))
+        # plain_offset is int(elements), kept per core for a lockstep group's lane value (fusekit.asc.lockstep)
+        return GlobalAddress(self.gm, self.offset + plain_offset(elements))
 
     __radd__ = __add__
 
@@ -339,6 +367,13 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
            auto_sync: "bool | None" = None, faults: "list | None" = None, initial_state=None) -> LaunchResult:
     """Run ``kernel`` on ``core_num`` simulated cores.
 
+    The cores run on the lockstep executor (``fusekit.asc.lockstep``: the cores that follow one instruction stream run
+    as one group, the kernel's Python once per group), unless the launch needs the reference executor, which runs
+    them one after another in block order: an executor, faults, sample_cores, reverse_cores, initial_state, cross-core
+    synchronisation, an instruction the groups do not run, a KernelError, a core reading GM another core writes.
+    Both give the same outputs, Trace and errors; ``Trace.executor`` and ``Trace.fallback`` say which ran and why.
+    The environment variable ``FUSEKIT_EXECUTOR=reference`` forces the reference executor.
+
     Args:
         kernel: an ``@asc.jit`` function.
         core_num: block_dim, in [1, 65535].
@@ -348,8 +383,9 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
             ``fusekit.asc.scalar``); ConstExpr parameters pass through.
         soc: SoC name (default Ascend910B1).
         strict: raise on DataCopy lengths the NPU would silently round down (default).
-        executor: decides when instruction effects land (race replay); default: at once.
-        progress: called each time a core finishes (progress bars).
+        executor: decides when instruction effects land (race replay; the reference executor runs it); default: at
+            once.
+        progress: called each time a core finishes (progress bars): once per core, in lockstep as each group ends.
         sample_cores: run only the first and the last core; the Trace lets core 0 stand in for the
             others (``Trace.stand_ins``). For timing kernels whose cores but the last do the same
             work (the tuner); the outputs are incomplete. Ignored for kernels that call sync_all.
@@ -383,7 +419,7 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
     Raises:
         KernelError: the kernel broke a hardware or API rule (names core, tensor, offsets, file:line);
             its ``trace`` holds what ran before the error.
-        ValueError, TypeError: bad launch parameters or arguments.
+        ValueError, TypeError: bad launch parameters or arguments (``FUSEKIT_EXECUTOR`` naming no executor).
     """
     if not isinstance(kernel, KernelFunction):
         raise TypeError(f"expected an @asc.jit kernel, got {kernel!r}")
@@ -400,6 +436,17 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
     trace = Trace(kernel.fn.__name__, spec.name, int(core_num), spec.ub_bytes,
                   gm={name: GmBuffer(name, a.dtype.name, a.data.size) for name, a in gm.items()}, auto_sync=auto_sync)
     started = time.perf_counter()
+    from .lockstep import launcher as lockstep  # the default executor; it imports this module
+    fallback = lockstep.refusal(kernel, int(core_num), bound, executor=executor, faults=faults,
+                                sample_cores=sample_cores, reverse_cores=reverse_cores, initial_state=initial_state)
+    if fallback is None:
+        outcome = lockstep.run(kernel, int(core_num), bound, gm, trace, spec, strict, overflow_mode, progress)
+        if not isinstance(outcome, lockstep.Refused):
+            return LaunchResult(outcome, time.perf_counter() - started)
+        fallback, progress = outcome.reason, outcome.rest_of(progress)
+        for array in gm.values():
+            array.load()  # the reference run starts from the original GM contents
+    trace.executor, trace.fallback = "reference", fallback
     log: list[str] = []
     cores: dict[int, Core] = {}
 
@@ -472,7 +519,7 @@ def _to_device(name: str, value, kind: str = ""):
         value = _torch_view(name, value)  # pyasc takes torch.Tensor GM arguments too
     if isinstance(value, np.ndarray):
         return GlobalAddress(GmArray(name, value))
-    if type(value).__name__ in ("MockTensor", "MockValue"):  # pyasc's compile-only stand-ins (pyasc_shim.jit)
+    if type(value).__name__ in ("MockTensor", "MockValue"):  # pyasc's compile-only stand-ins (fusekit.pyasc.shim.jit)
         raise TypeError(f"argument {name}: a {type(value).__name__} has a dtype and no data: pyasc compiles with it "
                         "(its unit tests mock Launcher.run), the simulator needs the data: pass a numpy array")
     if kind == "GlobalAddress" or isinstance(value, (list, tuple, dict, set)):

@@ -7,7 +7,7 @@ be assigned afterwards. pyasc packs the struct into a ctypes structure for the d
 kernel receives the object itself and reads its fields as typed scalars of the field's dtype.
 
 It lives in ``fusekit.asc`` because the adv APIs' tiling structs (``asc.adv.tiling``) are built on it;
-``fusekit.pyasc_shim.struct`` serves it to kernel files under pyasc's module name.
+``fusekit.pyasc.shim.struct`` serves it to kernel files under pyasc's module name.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ _BARRIERED = tuple(p for p in PIPES if p.ordering is not Ordering.ALWAYS)
 
 def get_block_idx() -> int:
     """Index of this core in [0, get_block_num()), an int32 scalar as pyasc types it (``scalar.py``)."""
-    return int32(current("get_block_idx").idx)
+    return current("get_block_idx").block_idx()  # one per core in a lockstep group (fusekit.asc.lockstep)
 
 
 def get_block_num() -> int:

@@ -18,19 +18,23 @@ import numpy as np
 from . import dtypes
 from .cache import cache_of
 from .runtime import GlobalAddress, GmArray, KernelError, current, kernel_frame
+from .lockstep.values import LaneInt, element_lanes
 from .scalar import is_integer_dtype, typed
-from fusekit.machine import Mem, space_at
+from fusekit.machine import position_space, space_at
 
 from .trace import Access, Pipe
 
 
-def _offset(key, op: str) -> int:
-    """``t[i:]`` or ``t[i]`` -> i (pyasc sub-tensors take a start only)."""
+def _offset(key, op: str, lanes: bool = False) -> int:
+    """``t[i:]`` or ``t[i]`` -> i (pyasc sub-tensors take a start only). ``lanes``: a GM offset that differs between
+    the cores of a lockstep group stays one per core (``fusekit.asc.lockstep``); a UB offset must be one for all."""
     if isinstance(key, slice):
         if key.stop is not None or key.step is not None:
             raise current(op).error(op, f"sub-tensor [{key.start}:{key.stop}:{key.step}] is not supported: "
                                         "Ascend C sub-tensors take an offset only, write t[offset:]")
-        key = key.start or 0
+        key = key.start if isinstance(key.start, LaneInt) else (key.start or 0)
+    if lanes and isinstance(key, LaneInt):
+        return key.plain()
     if isinstance(key, bool) or not isinstance(key, (int, np.integer)):
         raise current(op).error(op, f"tensor offset must be an integer, got {key!r}")
     return int(key)
@@ -57,7 +61,7 @@ class GlobalTensor:
     """``AscendC::GlobalTensor<T>``: a typed view of a GM buffer set by :meth:`set_global_buffer`."""
 
     __slots__ = ("gm", "base", "size", "offset", "l2_hint", "sized", "shape_info")
-    space = Mem.GM
+    space = position_space("GM")  # a GlobalTensor's data is at TPosition::GM (AD-API TPosition)
 
     def __init__(self):
         self.gm: GmArray | None = None
@@ -91,7 +95,7 @@ class GlobalTensor:
         sub = GlobalTensor()
         sub.gm, sub.base, sub.size, sub.l2_hint = self.gm, self.base, self.size, self.l2_hint
         sub.sized = getattr(self, "sized", True)
-        sub.offset = self.offset + _offset(key, "GlobalTensor[]")
+        sub.offset = self.offset + _offset(key, "GlobalTensor[]", lanes=True)
         return sub
 
     def set_l2_cache_hint(self, mode: CacheMode = CacheMode.CACHE_MODE_NORMAL,
@@ -168,6 +172,7 @@ class GlobalTensor:
         element = np.frombuffer(dtypes.to_scalar(value, self.gm.dtype).tobytes(), np.uint8)
         cache, gm = cache_of(core), self.gm
 
+        # a closure, not an Effect: a scalar store goes into the core's data cache, not straight to GM
         def effect():
             cache.write(gm, start, element)
 
@@ -196,6 +201,17 @@ class GlobalTensor:
 
     def access(self, start: int, stop: int) -> Access:
         return Access(self.space, self.gm.name, start, stop, self.gm.name, l2=self.l2_hint)
+
+    @property
+    def length(self) -> int:
+        """Elements from this tensor's first one to the end of its view (a LocalTensor's ``length``, for effects)."""
+        return self.base + self.size - self.offset
+
+    def array(self, count: int) -> np.ndarray:
+        """numpy view of ``count`` elements of GM from this tensor's first one (no checks: call :meth:`span` first);
+        what a data move's :class:`~fusekit.asc.effect.Effect` reads and writes (the DMA, not the data cache)."""
+        size = self.gm.dtype.sizeof()
+        return self.gm.data[self.offset * size:(self.offset + count) * size].view(self.gm.dtype.np)
 
     def describe(self, count: int) -> dict:
         """KernelError location fields for ``count`` elements from here."""
@@ -240,9 +256,12 @@ class LocalTensor:
 
     @classmethod
     def at(cls, core, addr: int, length: int, dtype: dtypes.DataType, name: str, owner=None,
-           space=Mem.UB) -> "LocalTensor":
+           space=None) -> "LocalTensor":
         """A tensor over ``length`` elements at byte ``addr`` of ``core``'s ``space`` (how queues and buffers make
-        them)."""
+        them); no ``space``: the core's first local space, as a tensor with no position gets (``space_at``: the UB
+        on an AIV core)."""
+        if space is None:
+            space = space_at(core.kind.name, None)
         tensor = cls.__new__(cls)
         tensor.core, tensor.addr, tensor.length, tensor.dtype, tensor.name, tensor.owner, tensor.site, tensor.space = \
             core, addr, length, dtype, name, owner, None, space
@@ -369,6 +388,7 @@ class LocalTensor:
         per_line = max(32 // self.dtype.sizeof(), 1)
         tensor = self
 
+        # a closure, not an Effect: it writes no memory; it prints the values into the launch's log
         def effect():
             values = tensor.array(count)
             lines = [f"{k:04d}: " + " ".join(str(v) for v in values[k:k + per_line]) for k in range(0, count, per_line)]
@@ -384,6 +404,7 @@ class LocalTensor:
         core = current("to_file")
         start, stop = self.span(core, "to_file", self.length)
 
+        # a closure, not an Effect: it writes no memory; it writes the bytes to a host file
         def effect():
             core.arenas[self.space][start:stop].tofile(str(file_name))
 
@@ -438,8 +459,9 @@ class LocalTensor:
         element = dtypes.to_scalar(value, self.dtype)
         memory = core.arenas[self.space]
 
-        def effect():
-            memory[start:stop].view(self.dtype.np)[0] = element
+        # a closure, not an Effect: one scalar store of the scalar unit (PIPE_S), not a vector instruction's lanes
+        def effect():  # [..., :1]: the element of every core of a lockstep group (one row each)
+            memory[start:stop].view(self.dtype.np)[..., :1] = element
 
         core.record("set_value", Pipe.S, writes=(self.access(start, stop),), count=1, nbytes=stop - start,
                     dtype=self.dtype.name, effect=effect)
@@ -484,12 +506,23 @@ def _scalar_read(core, access: Access, load, dtype: dtypes.DataType):
     float, or a typed integer scalar for integer dtypes (pyasc: the tensor's element type)."""
     value = []
 
+    # a closure, not an Effect: it writes no memory; it reads the value the kernel gets back
     def effect():
-        value.append(load().view(dtype.np)[0].item())
+        value.append(_value_of(load(), dtype))
 
     core.record("get_value", Pipe.S, reads=(access,), count=1, nbytes=access.nbytes, dtype=dtype.name, effect=effect)
-    result = value[0] if value else load().view(dtype.np)[0].item()
-    return typed(result, dtype) if is_integer_dtype(dtype) else result
+    return value[0] if value else _value_of(load(), dtype)
+
+
+def _value_of(raw: np.ndarray, dtype: dtypes.DataType):
+    """The element whose bytes ``raw`` holds, as a kernel gets it: a Python float, or a typed integer scalar (pyasc:
+    the tensor's element type). In a lockstep group ``raw`` has a row per core, and the value is one per core
+    (``fusekit.asc.lockstep.values.element_lanes``)."""
+    values = raw.view(dtype.np)
+    if values.ndim > 1:
+        return element_lanes(values[:, 0], dtype)
+    value = values[0].item()
+    return typed(value, dtype) if is_integer_dtype(dtype) else value
 
 
 def _element(core, tensor, op: str, index) -> "tuple[int, int] | None":
@@ -509,7 +542,7 @@ def _garbage(dtype: dtypes.DataType):
     return typed(value, dtype) if is_integer_dtype(dtype) else value
 
 
-def _site(addr: int, what: str, alignment: int = Mem.UB.alignment):
+def _site(addr: int, what: str, alignment: int):
     """Where a local tensor not on its space's operand boundary was made: (file, line, what), or None if aligned."""
     if addr % alignment == 0:
         return None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 from fusekit.machine import Mem, MemSpace, Pipe, PipeSpec  # noqa: F401 - Mem, Pipe: re-exported, as before
 
@@ -175,6 +175,11 @@ class Trace:
         end_state: per core, the registers the NPU keeps for the next kernel as the kernel left them, and
             the calls that set them (``fusekit.asc.corestate.EndState``); a later launch may start from
             them (``launch(initial_state=)``).
+        executor: which executor ran the launch: ``"lockstep"`` (the default: cores that follow one instruction
+            stream run as one group, ``fusekit.asc.lockstep``) or ``"reference"`` (one core after another in block
+            order). Not compared: both give the same Trace.
+        fallback: why the launch ran on the reference executor ("" when it did not), e.g.
+            ``"FUSEKIT_EXECUTOR=reference"`` or the instruction the lockstep executor does not run.
     """
 
     kernel: str
@@ -187,6 +192,18 @@ class Trace:
     auto_sync: bool = True
     overflows: list[Instr] = field(default_factory=list)
     end_state: list = field(default_factory=list)
+    executor: str = field(default="reference", compare=False)
+    fallback: str = field(default="", compare=False)
+
+    def cores_later(self, build: Callable[[], list[list[Instr]]]) -> None:
+        """Have :attr:`cores` made by ``build()`` when it is first read (the lockstep executor builds every core's
+        lists from its groups' templates: a launch whose Trace nobody reads per core never pays for them)."""
+        self.__dict__["_cores"], self.__dict__["_build"] = None, build
+
+    def __getstate__(self) -> dict:  # pickle and copy take the lists, built, not the function that builds them
+        state = dict(self.__dict__)
+        state["_cores"], state["_build"] = self.cores, None
+        return state
 
     def __iter__(self) -> Iterator[Instr]:
         for core in self.cores:
@@ -201,3 +218,19 @@ class Trace:
         for instr in self:
             counts[instr.op] = counts.get(instr.op, 0) + 1
         return counts
+
+
+def _read_cores(trace: Trace) -> list[list[Instr]]:
+    build = trace.__dict__.get("_build")
+    if build is not None:  # first read of a lockstep Trace: make the lists now (Trace.cores_later)
+        trace.__dict__["_cores"], trace.__dict__["_build"] = build(), None
+    return trace.__dict__["_cores"]
+
+
+def _write_cores(trace: Trace, cores: list[list[Instr]]) -> None:
+    trace.__dict__["_cores"], trace.__dict__["_build"] = cores, None
+
+
+# ``cores`` stays a dataclass field (init, repr, ==, fields() see it) held by a property, so that its lists can be
+# made on first read (Trace.cores_later)
+Trace.cores = property(_read_cores, _write_cores, doc="per-core instruction lists (``cores[i]``: block i's)")

@@ -20,13 +20,13 @@ from fusekit.check import DEFAULT_SIZES, CheckError, check_file, parse_arg
 from fusekit.gen.catalogue import CATALOGUE
 from fusekit.gen.project import ROW
 from fusekit.ops import fused_add_scale as fas
+from fusekit.ops.experiment import report as experiment_report
 from fusekit.pyasc.npu import BACKENDS
 from fusekit.soc import SOCS
-from fusekit.timing import STUDY_NAMES, validate_timing_command
-from fusekit.timing.experiment import report as experiment_report
+from fusekit.timing import STUDY_NAMES
 
 from . import conformance
-from .common import DTYPES, UsageError, bounded, named_file, names, real, sizes
+from .common import DTYPES, Options, UsageError, bounded, named_file, names, real, sizes
 from .operator import bind, resolve
 
 NO_DEFAULT = argparse.SUPPRESS  # an option not given is left out, so the OP can tell what was given
@@ -46,7 +46,7 @@ def operator_command(command: str):
             op = resolve(args.op, command)
         except argparse.ArgumentTypeError as exc:
             args.parser.error(f"argument OP: {exc}")
-        bind(args.parser, op, command, args)
+        bind(args.options, op, command, args)
         problem = op.validate(command, args)
         if problem:
             args.parser.error(problem)
@@ -58,33 +58,34 @@ def add_run(sub) -> None:
     run = sub.add_parser("run", help="run an operator on the simulator and verify it",
                          description="Run an operator on the simulated NPU and verify it against its references.",
                          epilog=EPILOG, argument_default=NO_DEFAULT)
-    run.add_argument("op", metavar="OP", help=f"operator to run: {OP_KINDS}")
-    _shape_options(run)
-    src = run.add_argument_group("fused_add_scale's input (random data of --size, or two .npy files)")
+    options = Options(run)
+    options.add_argument("op", metavar="OP", help=f"operator to run: {OP_KINDS}")
+    _shape_options(options)
+    src = options.add_argument_group("fused_add_scale's input (random data of --size, or two .npy files)")
     src.add_argument("--x1", type=Path, help=".npy file with x1")
     src.add_argument("--x2", type=Path, help=".npy file with x2 (same shape and dtype as x1)")
     src.add_argument("--scale", type=real, help="the scale attribute (default 1.5)")
-    run.add_argument("--soc", help="SoC to simulate (default Ascend910B1)")
-    _core_options(run)
-    run.add_argument("--overflow", choices=["inf_nan", "saturation"],
-                     help="float overflow mode of the vector unit (default the SoC's: inf_nan on A2/A3, saturation "
-                          "on 310P, which has no other)")
-    run.add_argument("--seed", type=bounded(0, None), help="seed of the random input (default 0)")
-    run.add_argument("-o", "--output", type=Path, help="write the output to this .npy file (fused_add_scale: y), or "
-                                                       "every output to DIR/NAME.npy (a generated operator; DIR is "
-                                                       "created); atomically")
-    run.add_argument("--sanitize", action="store_true",
-                     help="also run the sanitizer (memcheck, racecheck, initcheck, synccheck); exit 1 on findings")
-    run.add_argument("--source", action="store_true", help="print the generated kernel (a generated operator)")
-    run.add_argument("--auto-sync", action=argparse.BooleanOptionalAction,
-                     help="fused_add_scale: the kernel is built with automatic synchronisation, as CANN's projects and "
-                          "pyasc build (default: the kernel's @asc.jit(auto_sync=), else on); --no-auto-sync: "
-                          "dependent instructions of one pipe need pipe_barrier, and the sanitizer reports a pair "
-                          "without one")
-    run.add_argument("--backend", choices=list(BACKENDS),
-                     help="fused_add_scale: simulator (default), or npu / camodel through pyasc and CANN (untested "
-                          "without Ascend hardware)")
-    run.set_defaults(func=operator_command("run"), parser=run)
+    options.add_argument("--soc", help="SoC to simulate (default Ascend910B1)")
+    _core_options(options)
+    options.add_argument("--overflow", choices=["inf_nan", "saturation"],
+                         help="float overflow mode of the vector unit (default the SoC's: inf_nan on A2/A3, saturation "
+                              "on 310P, which has no other)")
+    options.add_argument("--seed", type=bounded(0, None), help="seed of the random input (default 0)")
+    options.add_argument("-o", "--output", type=Path,
+                         help="write the output to this .npy file (fused_add_scale: y), or every output to "
+                              "DIR/NAME.npy (a generated operator; DIR is created); atomically")
+    options.add_argument("--sanitize", action="store_true",
+                         help="also run the sanitizer (memcheck, racecheck, initcheck, synccheck); exit 1 on findings")
+    options.add_argument("--source", action="store_true", help="print the generated kernel (a generated operator)")
+    options.add_argument("--auto-sync", action=argparse.BooleanOptionalAction,
+                         help="fused_add_scale: the kernel is built with automatic synchronisation, as CANN's projects "
+                              "and pyasc build (default: the kernel's @asc.jit(auto_sync=), else on); --no-auto-sync: "
+                              "dependent instructions of one pipe need pipe_barrier, and the sanitizer reports a pair "
+                              "without one")
+    options.add_argument("--backend", choices=list(BACKENDS),
+                         help="fused_add_scale: simulator (default), or npu / camodel through pyasc and CANN (untested "
+                              "without Ascend hardware)")
+    run.set_defaults(func=operator_command("run"), parser=run, options=options)
 
 
 def add_profile(sub) -> None:
@@ -94,26 +95,28 @@ def add_profile(sub) -> None:
                                          "generated operator's fused kernel against the unfused chain of one kernel "
                                          "per primitive, and the share of launch overhead.",
                              epilog=EPILOG, argument_default=NO_DEFAULT)
-    profile.add_argument("op", metavar="OP", help=f"operator: {OP_KINDS}")
-    _shape_options(profile, only_shapes=True)
-    profile.add_argument("--soc", help="SoC to simulate (default Ascend910B1)")
-    _core_options(profile)
-    out = profile.add_argument_group("fused_add_scale's timeline files")
+    options = Options(profile)
+    options.add_argument("op", metavar="OP", help=f"operator: {OP_KINDS}")
+    _shape_options(options, only_shapes=True)
+    options.add_argument("--soc", help="SoC to simulate (default Ascend910B1)")
+    _core_options(options)
+    out = options.add_argument_group("fused_add_scale's timeline files")
     out.add_argument("--trace", type=Path, help="write a Chrome-trace timeline (open in ui.perfetto.dev)")
     out.add_argument("--plot", type=Path, help="write a PNG of the timeline and pipe utilisation (needs matplotlib)")
     out.add_argument("--csv", type=Path, help="write PipeUtilization.csv (msprof's columns)")
-    profile.set_defaults(func=operator_command("profile"), parser=profile)
+    profile.set_defaults(func=operator_command("profile"), parser=profile, options=options)
 
 
 def add_tune(sub) -> None:
     tune = sub.add_parser("tune", help="search tile length, BUFFER_NUM and cores for the lowest predicted time",
                           description="Search the kernel's tile, BUFFER_NUM and core count for the lowest predicted "
                                       "time.", epilog=EPILOG, argument_default=NO_DEFAULT)
-    tune.add_argument("op", metavar="OP", help=f"operator: {OP_KINDS}")
-    _shape_options(tune, only_shapes=True, size=bounded(None, None))
-    tune.add_argument("--soc", help="SoC to simulate (default Ascend910B1)")
-    _precision(tune)
-    tune.set_defaults(func=operator_command("tune"), parser=tune)
+    options = Options(tune)
+    options.add_argument("op", metavar="OP", help=f"operator: {OP_KINDS}")
+    _shape_options(options, only_shapes=True, size=bounded(None, None))
+    options.add_argument("--soc", help="SoC to simulate (default Ascend910B1)")
+    _precision(options)
+    tune.set_defaults(func=operator_command("tune"), parser=tune, options=options)
 
 
 def add_emit(sub) -> None:
@@ -124,23 +127,24 @@ def add_emit(sub) -> None:
                           epilog="Generated operators (the catalogue: swiglu, add_rms_norm, ...; or FILE.py:NAME, a "
                                  "@fusekit.op in your file) take --row, --buffer-num, --out and --project; shipped "
                                  "operators and FILE:KERNEL take --tile-length, and FILE:KERNEL --arg.")
-    emit.add_argument("op", metavar="OP|FILE:KERNEL",
-                      help="fused_add_scale, unfused_add_muls, a generated operator, or a kernel file and name, e.g. "
-                           "my.py:scale_kernel")
-    emit.add_argument("--dtype", help="float16 (default for the shipped operators and FILE:KERNEL) or float32; a "
-                                      "generated operator: one of its dtypes pyasc can emit (default its first)")
-    emit.add_argument("--precision", choices=list(fas.PRECISIONS))
-    emit.add_argument("--buffer-num", type=bounded(1, 8), help="BUFFER_NUM, 1 to 8 (default 2)")
-    emit.add_argument("--tile-length", type=bounded(1, None))
-    emit.add_argument("--row", type=int, help=f"a generated operator: row length of the canonical layout traced "
-                                              f"(default {ROW}); the kernel and the project take any row length that "
-                                              "fits UB")
-    emit.add_argument("--arg", action="append", metavar="NAME=VALUE",
-                      help="with FILE:KERNEL: value of a kernel parameter, e.g. a ConstExpr tile size; repeatable")
-    emit.add_argument("--out", type=Path, help="directory for the .cpp and .mlir files (default .)")
-    emit.add_argument("--project", type=Path, help="write a CANN custom-operator project (msopgen layout) here "
-                                                   "instead")
-    emit.set_defaults(func=operator_command("emit"), parser=emit)
+    options = Options(emit)
+    options.add_argument("op", metavar="OP|FILE:KERNEL",
+                         help="fused_add_scale, unfused_add_muls, a generated operator, or a kernel file and name, "
+                              "e.g. my.py:scale_kernel")
+    options.add_argument("--dtype", help="float16 (default for the shipped operators and FILE:KERNEL) or float32; a "
+                                         "generated operator: one of its dtypes pyasc can emit (default its first)")
+    options.add_argument("--precision", choices=list(fas.PRECISIONS))
+    options.add_argument("--buffer-num", type=bounded(1, 8), help="BUFFER_NUM, 1 to 8 (default 2)")
+    options.add_argument("--tile-length", type=bounded(1, None))
+    options.add_argument("--row", type=int,
+                         help=f"a generated operator: row length of the canonical layout traced (default {ROW}); the "
+                              "kernel and the project take any row length that fits UB")
+    options.add_argument("--arg", action="append", metavar="NAME=VALUE",
+                         help="with FILE:KERNEL: value of a kernel parameter, e.g. a ConstExpr tile size; repeatable")
+    options.add_argument("--out", type=Path, help="directory for the .cpp and .mlir files (default .)")
+    options.add_argument("--project", type=Path, help="write a CANN custom-operator project (msopgen layout) here "
+                                                      "instead")
+    emit.set_defaults(func=operator_command("emit"), parser=emit, options=options)
 
 
 def _shape_options(parser, *, only_shapes: bool = False, size=bounded(0, None)) -> None:
@@ -252,7 +256,19 @@ def add_validate_timing(sub) -> None:
     validate = sub.add_parser("validate-timing", help="the timing model against the published Atlas A2 studies, side by "
                                                       "side with the error")
     validate.add_argument("--study", action="append", choices=STUDY_NAMES, help="one study (repeatable; default all)")
-    validate.set_defaults(func=validate_timing_command)
+    validate.set_defaults(func=_validate_timing)
+
+
+def _validate_timing(args: argparse.Namespace) -> int:
+    """``fusekit validate-timing [--study NAME]``: print the model against the published studies
+    (``fusekit.timing.studies``, with the seed article's ratio from the shipped operators' Traces,
+    ``fusekit.ops.workloads``), side by side with the error. Exit 0: it reports, it does not judge."""
+    from fusekit.ops import workloads
+    from fusekit.timing.studies import report, validate
+
+    print(report(validate(args.study, progress=lambda name: print(f"  {name} done", file=sys.stderr),
+                          workloads=workloads)))
+    return 0
 
 
 def add_conformance(sub) -> None:

@@ -28,6 +28,30 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+class Options:
+    """The option table of one subcommand's parser, kept while the parser is built: ``flags`` maps each
+    option's argparse dest to its flags as the user types them (``"output"`` -> ``"-o/--output"``).
+
+    argparse keeps the list of a parser's actions private, so whoever needs to name a given option (the OP
+    binding refuses one by its flags, :func:`fusekit.cli.operator.bind`) reads this table instead. It stands
+    in for the parser or one of its argument groups: ``add_argument`` and ``add_argument_group`` take and
+    return what argparse's do.
+    """
+
+    def __init__(self, parser, flags: dict[str, str] | None = None):
+        self.parser = parser
+        self.flags = {} if flags is None else flags  # shared with the table of every group of the parser
+
+    def add_argument(self, *args, **kwargs) -> argparse.Action:
+        action = self.parser.add_argument(*args, **kwargs)
+        if action.option_strings:  # a positional (OP) is never refused: it is not an option
+            self.flags[action.dest] = "/".join(action.option_strings)
+        return action
+
+    def add_argument_group(self, *args, **kwargs) -> Options:
+        return Options(self.parser.add_argument_group(*args, **kwargs), self.flags)
+
+
 def negative_values(argv: list[str]) -> list[str]:
     """Let ``--scale -inf`` and ``--scale -1e3`` through: argparse would take them for options."""
     out = []

@@ -16,7 +16,7 @@ import copy
 from typing import Protocol
 
 from . import generated, shipped
-from .common import UsageError
+from .common import Options, UsageError
 
 COMMANDS = ("run", "profile", "tune", "emit")
 
@@ -56,17 +56,18 @@ def resolve(text: str, command: str) -> Operator:
     raise argparse.ArgumentTypeError(f"unknown operator {text!r}; choose from {shipped.all_ops()}")
 
 
-def bind(parser: argparse.ArgumentParser, op: Operator, command: str, args: argparse.Namespace) -> None:
+def bind(options: Options, op: Operator, command: str, args: argparse.Namespace) -> None:
     """Give ``args`` the defaults of the options ``op`` takes; refuse a given option it does not take.
 
-    The subcommand's parser leaves out every option not given (``argparse.SUPPRESS``), so what ``args``
-    holds besides OP is exactly what the user typed.
+    ``options`` is the subcommand's option table (:class:`fusekit.cli.common.Options`): it names a refused
+    option by its flags. The subcommand's parser leaves out every option not given (``argparse.SUPPRESS``),
+    so what ``args`` holds besides OP is exactly what the user typed.
 
     Raises:
         UsageError: an option that does not apply to ``op``, with the reason.
     """
     takes = op.options(command)
-    flags = {a.dest: "/".join(a.option_strings) for a in parser._actions if a.option_strings}
+    flags = options.flags
     for dest in vars(args):
         if dest in flags and dest not in takes:
             raise UsageError(f"{flags[dest]} does not apply to {op.name}: {op.refusal(command, dest)}")

@@ -25,6 +25,7 @@ from fusekit import tiling
 from fusekit.asc import KernelError
 from fusekit.check import parse_arg
 from fusekit.gen.catalogue import CATALOGUE
+from fusekit.ops.fused_add_scale.tune import tune
 from fusekit.pyasc.bridge import PyascMissing
 from fusekit.pyasc.emit import emit, emit_file, kernel_file, parse_target
 from fusekit.pyasc.npu import BackendUnavailable
@@ -32,7 +33,6 @@ from fusekit.pyasc.project import write_project
 from fusekit.sanitizer import Report, analyze
 from fusekit.soc import SOCS
 from fusekit.timing import predict
-from fusekit.timing.tune import tune
 from fusekit.verify import PrecisionWarning, compare
 
 from .common import DTYPES, UsageError, check_memory, check_writable, load_npy, print_tiling, save_atomic

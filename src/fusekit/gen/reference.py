@@ -22,7 +22,8 @@ import math
 import numpy as np
 
 from fusekit.asc import dtypes, overflow
-from fusekit.asc.basic.reduction import first_extreme, sequential_sum, tree_sum
+from fusekit.asc import native
+from fusekit.asc.basic.reduction import first_extreme, reduce_sum_order
 from fusekit.asc.basic.rounding import RoundMode, convert
 from fusekit.asc.basic.spec import REGISTRY
 from fusekit.asc.dtypes import nearest
@@ -50,21 +51,16 @@ _ELEMENTWISE = ("vec_unary", "vec_binary", "vec_binary_scalar")
 def row_sum(x: np.ndarray, arch: str, mode: str) -> np.ndarray:
     """ReduceSum's count form over each row of ``x`` ([N, C]) in its documented order (ReduceSum.md,
     关键特性说明): on 2201 a binary tree inside each 256 B repeat, the repeats' sums in order; on 2002 a
-    tree over the whole repeats, a tree over the tail, then their sum. It uses the simulator's own
-    summation code, so it cannot catch a change of that order: tests/asc_api/test_reference_reductions.py checks
+    tree over the whole repeats, a tree over the tail, then their sum. It is the simulator's own composition
+    (``reduce_sum_order``, over the rows padded with the identity to whole repeats), so it cannot catch a change
+    of that order: tests/asc_api/test_reference_reductions.py checks
     the kernel and this model against an independent reference (tests/reduction_ref.py)."""
     n, c = x.shape
     epr = 256 // x.dtype.itemsize
-    if arch == "2201":
-        r = max(-(-c // epr), 1)
-        padded = np.full((n, r * epr), x.dtype.type(-0.0), x.dtype)
-        padded[:, :c] = x
-        return sequential_sum(tree_sum(padded.reshape(n, r, epr), None, mode), mode)
-    body = c // epr * epr if c >= epr else c
-    total = tree_sum(x[:, :body], None, mode)
-    if c > body:
-        total = tree_sum(np.stack([total, tree_sum(x[:, body:], None, mode)], axis=-1), None, mode)
-    return total
+    r = max(-(-c // epr), 1)
+    padded = np.full((n, r * epr), x.dtype.type(-0.0), x.dtype)  # lanes past c: the identity, as masked lanes are
+    padded[:, :c] = x
+    return reduce_sum_order(padded.reshape(n, r, epr), None, c, arch, mode)
 
 
 def _row_extreme(x: np.ndarray, largest: bool) -> np.ndarray:
@@ -112,10 +108,10 @@ def run_program(program: Program, arrays: dict, values: dict, mode: str, arch: s
                 out = np.full(shape, _scalar(ins.scalar, values, ins.dst.dtype), dt)
             elif ins.op in REGISTRY and REGISTRY[ins.op].family in _ELEMENTWISE:
                 spec = REGISTRY[ins.op]
-                if spec.family == "vec_binary_scalar":
-                    out = spec.compute(src[0], _scalar(ins.scalar, values, ins.dst.dtype))
+                if spec.family == "vec_binary_scalar":  # native.evaluate: float16 + - * / sqrt in C, the same bits
+                    out = native.evaluate(spec.compute, src[0], _scalar(ins.scalar, values, ins.dst.dtype))
                 else:
-                    out = spec.compute(*src[:1 if spec.family == "vec_unary" else 2])
+                    out = native.evaluate(spec.compute, *src[:1 if spec.family == "vec_unary" else 2])
             else:
                 raise NotImplementedError(f"no reference semantics for asc.{ins.op}")
             out = nearest(out, dt)  # float64 results (rsqrt, reciprocal) are rounded once, bfloat16 included

@@ -1,6 +1,6 @@
-"""The machine fusekit simulates, declared as data: memory spaces, pipes, core kinds, data paths and the
-state of one core. Everything above (``fusekit.asc``, the Trace, happens-before, the sanitizer, the timing
-model) reads these tables instead of naming GM, UB or a pipe, so a new memory space or data path is a row
+"""The machine fusekit simulates, declared as data: memory spaces, pipes, core kinds, data paths, queue
+positions and the state of one core. Everything above (``fusekit.asc``, the Trace, happens-before, the sanitizer,
+the timing model) reads these tables instead of naming GM, UB or a pipe, so a new memory space or data path is a row
 here plus, where its copy forms differ, a handler (``docs/developer-guide.md``).
 
 Layering: this package imports nothing else of fusekit.
@@ -9,10 +9,11 @@ Layering: this package imports nothing else of fusekit.
 from .cores import AIV, CORE_KINDS, CoreKind
 from .paths import BLOCKS, COUNT, HANDLERS, PAD, PATHS, SLICE, DataPath, copy_handler, path_between
 from .pipes import PIPES, Ordering, Pipe, PipeSpec, hard_events, pipe_ids, pipe_named
-from .spaces import SPACES, Mem, MemSpace, Scope, local_spaces, space_at, space_named
+from .positions import POSITIONS, Position, queue_pipes
+from .spaces import SPACES, Mem, MemSpace, Scope, local_spaces, position_space, space_at, space_named
 from .state import PERSISTENT, POISON, CoreState
 
 __all__ = ["AIV", "BLOCKS", "COUNT", "CORE_KINDS", "CoreKind", "CoreState", "DataPath", "HANDLERS", "Mem",
-           "MemSpace", "Ordering", "PAD", "PATHS", "PERSISTENT", "PIPES", "POISON", "Pipe", "PipeSpec", "SLICE",
-           "SPACES", "Scope", "copy_handler", "hard_events", "local_spaces", "path_between", "pipe_ids", "pipe_named",
-           "space_at", "space_named"]
+           "MemSpace", "Ordering", "PAD", "PATHS", "PERSISTENT", "PIPES", "POISON", "POSITIONS", "Pipe", "PipeSpec",
+           "Position", "SLICE", "SPACES", "Scope", "copy_handler", "hard_events", "local_spaces", "path_between",
+           "pipe_ids", "pipe_named", "position_space", "queue_pipes", "space_at", "space_named"]

@@ -10,17 +10,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .pipes import PIPES, PipeSpec
+from .pipes import PIPES, Pipe, PipeSpec
 from .spaces import MemSpace, local_spaces
 
 
 @dataclass(frozen=True)
 class CoreKind:
-    """One kind of core: its name (as msprof's ``aiv`` / ``aic`` prefixes say it), pipes and source."""
+    """One kind of core.
+
+    Attributes:
+        name: as msprof's column prefixes say it, upper case (``"AIV"``: ``aiv_time(us)``, ``aiv_vec_ratio``).
+        pipes: the pipes a core of this kind has.
+        source: where the facts come from.
+        profiled: the pipes msprof's ``PipeUtilization.csv`` has a time and a ratio column for, in its column
+            order (PROF: ``aiv_vec``, ``aiv_scalar``, ``aiv_mte2``, ``aiv_mte3``; ``docs/ascendc-model.md``, "Tools
+            we mirror"), each column named by the pipe's ``msprof`` stem.
+    """
 
     name: str
     pipes: tuple[PipeSpec, ...]
     source: str
+    profiled: tuple[PipeSpec, ...]
+
+    @property
+    def msprof_prefix(self) -> str:
+        """The prefix of this kind's msprof columns (``"aiv"``)."""
+        return self.name.lower()
 
     @property
     def spaces(self) -> list[MemSpace]:
@@ -28,6 +43,7 @@ class CoreKind:
         return local_spaces(self.name)
 
 
-AIV = CoreKind("AIV", PIPES, "AD-G 抽象硬件架构.md; AD-API 核内同步能力概述.md (the vector core's pipes)")
+AIV = CoreKind("AIV", PIPES, "AD-G 抽象硬件架构.md; AD-API 核内同步能力概述.md (the vector core's pipes); PROF "
+               "PipeUtilization.csv (its column order)", (Pipe.V, Pipe.S, Pipe.MTE2, Pipe.MTE3))
 
 CORE_KINDS: dict[str, CoreKind] = {AIV.name: AIV}

@@ -34,12 +34,16 @@ class PipeSpec(Row):
             ``HardEvent`` members ``<name>_<other>`` are derived from it.
         unit: what executes it.
         ordering: whether dependent instructions of this pipe need a barrier (:class:`Ordering`).
+        msprof: the pipe's stem in msprof's ``PipeUtilization.csv`` columns (``"mte2"``: ``aiv_mte2_time(us)``,
+            ``aiv_mte2_ratio``; PROF, ``docs/ascendc-model.md``, "Tools we mirror"); the timing model writes one
+            time and one ratio column per pipe (``fusekit.timing``).
         source: where the facts come from.
     """
 
     name: str
     unit: str
     ordering: Ordering
+    msprof: str
     source: str
 
     def __repr__(self) -> str:
@@ -57,10 +61,10 @@ class Pipe:
     """The pipes of an AIV core (the table's rows by name)."""
 
     S = PipeSpec("S", "scalar unit: address arithmetic, get_value / set_value; issues every instruction",
-                 Ordering.ALWAYS, _SYNC_PAGE)
-    V = PipeSpec("V", "vector unit", Ordering.AUTO_SYNC, _SYNC_PAGE)
-    MTE2 = PipeSpec("MTE2", "memory transfer engine: GM -> UB", Ordering.NEVER, _SYNC_PAGE)
-    MTE3 = PipeSpec("MTE3", "memory transfer engine: UB -> GM", Ordering.NEVER, _SYNC_PAGE)
+                 Ordering.ALWAYS, "scalar", _SYNC_PAGE)
+    V = PipeSpec("V", "vector unit", Ordering.AUTO_SYNC, "vec", _SYNC_PAGE)
+    MTE2 = PipeSpec("MTE2", "memory transfer engine: GM -> UB", Ordering.NEVER, "mte2", _SYNC_PAGE)
+    MTE3 = PipeSpec("MTE3", "memory transfer engine: UB -> GM", Ordering.NEVER, "mte3", _SYNC_PAGE)
 
 
 # the table, in the order of the happens-before clocks' components and the timing model's tracks

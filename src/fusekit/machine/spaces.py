@@ -5,9 +5,11 @@ A space's row says what the rest of fusekit needs to know about it, so that noth
 space's name: whether it is global (one buffer per kernel argument, shared by every core) or local
 (one arena per core, ``fusekit.asc.runtime.Core.arenas``); its size, read from the SoC's sourced figure
 (``fusekit.soc``); the address alignment of its operands; the ``TPosition``s a tensor there has; the core
-kind that holds it. The sanitizer keys its shadow memory by scope (``fusekit.sanitizer.scan``), a
-``LocalTensor`` reads and writes the arena of its space (``fusekit.asc.tensor``), and the data paths
-(``fusekit.machine.paths``) join spaces. The cube side's L1, L0A, L0B, L0C, BT and FB are rows of the
+kind that holds it; whether the scalar unit's data cache sits in front of it. The sanitizer keys its shadow
+memory by scope (``fusekit.sanitizer.scan``), a ``LocalTensor`` reads and writes the arena of its space
+(``fusekit.asc.tensor``), and the data paths (``fusekit.machine.paths``) join spaces. A rule that the
+documents state for one space only (the UB's bank groups, the UB scratch of ``select``) names that space
+through :func:`space_named`, with the rule's page beside it. The cube side's L1, L0A, L0B, L0C, BT and FB are rows of the
 same shape (owned by the AIC core kind).
 """
 
@@ -38,6 +40,9 @@ class MemSpace(Row):
         positions: the ``TPosition`` names of tensors that live here.
         owner: the core kind holding one arena per core (``fusekit.machine.cores``), None for a global space.
         source: where the facts come from.
+        scalar_cached: the scalar unit's ``get_value`` / ``set_value`` of this space go through the core's data
+            cache of 64 B lines, which neither the MTEs nor other cores keep coherent (AD-API 缓存控制/
+            DataCacheCleanAndInvalid.md; ``fusekit.asc.cache``, ``fusekit.sanitizer.cachecheck``): GM.
     """
 
     name: str
@@ -47,10 +52,17 @@ class MemSpace(Row):
     positions: tuple[str, ...]
     owner: "str | None"
     source: str
+    scalar_cached: bool = False
 
     @property
     def is_global(self) -> bool:
+        """One chip-wide memory holding the kernel's GM arguments, shared by every core (off-chip)."""
         return self.scope is Scope.GLOBAL
+
+    @property
+    def is_local(self) -> bool:
+        """On-chip memory of one core: each core of the owning kind has an arena of its own."""
+        return self.scope is Scope.LOCAL
 
     def size(self, soc) -> "int | None":
         """Bytes of one arena of this space on ``soc`` (None for a global space)."""
@@ -68,7 +80,8 @@ class Mem:
     """The memory spaces of an AIV kernel (the table's rows by name)."""
 
     GM = MemSpace("GM", Scope.GLOBAL, None, 1, ("GM",), None,
-                  "AD-G 编程模型/抽象硬件架构.md (Global Memory, shared by every core); any element address")
+                  "AD-G 编程模型/抽象硬件架构.md (Global Memory, shared by every core); any element address; "
+                  "AD-API DataCacheCleanAndInvalid.md (scalar accesses are cached)", scalar_cached=True)
     UB = MemSpace("UB", Scope.LOCAL, "ub_bytes", 32, ("VECIN", "VECOUT", "VECCALC"), "AIV",
                   "AD-API 通用说明和约束.md (UB operands start on a 32 B boundary); AD-API TPosition "
                   "(VECIN / VECOUT / VECCALC are UB); size: fusekit.soc SoC.ub_bytes")
@@ -93,6 +106,19 @@ def space_named(name: str) -> MemSpace:
 def local_spaces(kind: str) -> list[MemSpace]:
     """The spaces a core of ``kind`` holds an arena of, in table order."""
     return [space for space in SPACES.values() if space.owner == kind]
+
+
+def position_space(position: str) -> MemSpace:
+    """The space whose row lists TPosition ``position`` (its name), of either scope: ``"GM"`` is GM, ``"VECIN"``
+    the UB.
+
+    Raises:
+        KeyError: no space lists the position.
+    """
+    for space in SPACES.values():
+        if position in space.positions:
+            return space
+    raise KeyError(f"no memory space lists TPosition {position!r}")
 
 
 def space_at(kind: str, position: "str | None") -> MemSpace:

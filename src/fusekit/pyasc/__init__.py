@@ -1,7 +1,7 @@
 """fusekit and Huawei's pyasc: one kernel source on both, Ascend C out of pyasc, pyasc's own tests in.
 
 - :mod:`~fusekit.pyasc.bridge`: a kernel module executed with ``asc`` bound to fusekit or to pyasc
-  (``fusekit.simulate``); the stand-ins for pyasc's host modules are :mod:`fusekit.pyasc_shim`;
+  (``fusekit.simulate``); the stand-ins for pyasc's host modules are :mod:`fusekit.pyasc.shim`;
 - :mod:`~fusekit.pyasc.emit`: Ascend C C++ and MLIR traced by pyasc from a kernel;
 - :mod:`~fusekit.pyasc.opdef` and :mod:`~fusekit.pyasc.project`: ``op_info.json`` prototypes and the
   CANN custom-operator project (msopgen's layout) of a shipped or a generated operator;

@@ -55,7 +55,7 @@ def rebound(asc_module: types.ModuleType):
 
     For fusekit's simulator, pyasc's host-side modules that kernel files import next to ``asc``
     (``asc.runtime.config``, ``asc.lib.runtime``, ``asc.lib.host``, ``asc.language``) are the
-    stand-ins of :mod:`fusekit.pyasc_shim`. Every ``asc`` entry of ``sys.modules`` is restored afterwards.
+    stand-ins of :mod:`fusekit.pyasc.shim`. Every ``asc`` entry of ``sys.modules`` is restored afterwards.
     """
     _lock.acquire()  # the binding is process-wide: one rebinding at a time
     # `from fusekit import asc` reads the package's attribute: rebind it on the package object, which is
@@ -82,11 +82,11 @@ def rebound(asc_module: types.ModuleType):
 
 def _simulator_package() -> tuple[types.ModuleType, dict[str, types.ModuleType]]:
     """An ``asc`` package made of fusekit.asc's API plus the stand-ins for pyasc's host modules
-    (:mod:`fusekit.pyasc_shim`: ``asc.runtime.config``, ``asc.lib.runtime``, ``asc.lib.host``,
+    (:mod:`fusekit.pyasc.shim`: ``asc.runtime.config``, ``asc.lib.runtime``, ``asc.lib.host``,
     ``asc.language.core.struct`` / ``.dtype``)."""
-    from fusekit import pyasc_shim
+    from . import shim
 
-    stand_ins = pyasc_shim.modules()
+    stand_ins = shim.modules()
     package = types.ModuleType("asc")
     package.__dict__.update({name: getattr(fusekit_asc, name) for name in fusekit_asc.__all__},
                             __getattr__=fusekit_asc.__getattr__, __path__=[],

@@ -3,7 +3,7 @@
 ``fusekit conformance PATH...`` (or ``pytest -p fusekit.pyasc_plugin PATH...``) collects the tests
 of a pyasc checkout (github hicann/pyasc: ``python/test/kernels``, ``python/test/generalization``,
 ``python/tutorials``) with ``import asc`` bound to fusekit (:mod:`fusekit.pyasc.bridge`, host modules from
-:mod:`fusekit.pyasc_shim`), runs each with its own inputs and references, runs the sanitizer on every
+:mod:`fusekit.pyasc.shim`), runs each with its own inputs and references, runs the sanitizer on every
 kernel launch, and prints one row per test: file, test, result, reason. Nothing of pyasc's is part
 of fusekit; the user points at their checkout.
 
@@ -110,19 +110,19 @@ def _asc_owner(obj) -> "str | None":
     if isinstance(obj, types.ModuleType):
         return _asc_module(obj.__name__)
     cls = type(obj)
-    if cls.__module__.startswith(("fusekit.asc", "fusekit.pyasc_shim")):
+    if cls.__module__.startswith(("fusekit.asc", "fusekit.pyasc.shim")):
         return f"asc.{cls.__name__}"
     return None
 
 
 def _asc_module(name: str) -> "str | None":
     """``asc.X`` for a module name that is one (``asc.runtime.jit``) or stands for one under
-    :mod:`fusekit.pyasc.bridge` (``fusekit.pyasc_shim.lib_runtime`` -> ``asc.lib.runtime``)."""
-    from fusekit import pyasc_shim
+    :mod:`fusekit.pyasc.bridge` (``fusekit.pyasc.shim.lib_runtime`` -> ``asc.lib.runtime``)."""
+    from . import shim
 
     if name == "asc" or name.startswith("asc."):
         return name
-    bound = [key for key, mod in pyasc_shim.modules().items() if mod.__name__ == name]
+    bound = [key for key, mod in shim.modules().items() if mod.__name__ == name]
     if bound:
         return min(bound, key=len)
     return "asc" + name[len("fusekit.asc"):] if name.startswith("fusekit.asc") else None
@@ -296,7 +296,7 @@ def explain(exc: BaseException) -> tuple[str, str]:
     is a documented rule the kernel broke, :data:`SAMPLE_DEFECTS`), ``failed`` (a wrong result or another
     kernel error) or ``error`` (anything else)."""
     from fusekit.asc.runtime import KernelError
-    from fusekit.pyasc_shim.host import CubeUnitNotSimulated
+    from fusekit.pyasc.shim.host import CubeUnitNotSimulated
 
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if isinstance(exc, CubeUnitNotSimulated) or isinstance(exc, (AttributeError, KernelError)) and "cube unit" in text:

@@ -156,7 +156,7 @@ def pytest_collect_file(parent, file_path):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
-    from fusekit.pyasc_shim import config as shim_config
+    from fusekit.pyasc.shim import config as shim_config
     funcargs = getattr(item, "funcargs", {})
     if funcargs.get("backend") in (shim_config.Backend.NPU, "NPU"):
         funcargs["backend"] = shim_config.Backend.Model  # no NPU: the CA-model path, on the CPU

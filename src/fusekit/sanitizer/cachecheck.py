@@ -21,7 +21,8 @@ touched, three kinds of finding:
 
 Accesses that are not ordered at all are races, which racecheck reports; here only pairs that
 synchronisation orders but the cache still gets wrong. Instructions are told apart by their
-properties: PIPE_S with GM accesses is a scalar access, ``Instr.lines`` a cache maintenance.
+properties: PIPE_S with GM accesses is a scalar access, ``Instr.lines`` a cache maintenance. The spaces the
+cache sits in front of are those whose row says ``scalar_cached`` (``fusekit.machine.spaces``: GM).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 
-from fusekit.asc.trace import Access, Mem, Pipe, Trace
+from fusekit.asc.trace import Access, Pipe, Trace
 from fusekit.hb import CoreOrder, before_across
 
 from .findings import Finding
@@ -86,7 +87,7 @@ class _Check:
         for _, _, instr in self._live():
             if instr.pipe is Pipe.S:
                 for acc in instr.reads + instr.writes:
-                    if acc.mem is Mem.GM and acc.stop > acc.start:
+                    if acc.mem.scalar_cached and acc.stop > acc.start:
                         found.update((acc.buffer, i) for i in _line_range(acc.start, acc.stop))
         return found
 
@@ -109,7 +110,7 @@ class _Check:
                         episode.end = i
             if instr.pipe is Pipe.S:
                 for acc, store in [(a, False) for a in instr.reads] + [(a, True) for a in instr.writes]:
-                    if acc.mem is not Mem.GM or acc.stop <= acc.start:
+                    if not acc.mem.scalar_cached or acc.stop <= acc.start:
                         continue
                     for key in ((acc.buffer, n) for n in _line_range(acc.start, acc.stop)):
                         episode = present.get(key)
@@ -123,7 +124,7 @@ class _Check:
                 continue
             for accesses, table in ((instr.writes, mte_writes), (instr.reads, mte_reads)):
                 for acc in accesses:
-                    if acc.mem is Mem.GM and acc.buffer in lines:
+                    if acc.mem.scalar_cached and acc.buffer in lines:
                         for n in _lines_within(lines[acc.buffer], acc.start, acc.stop):
                             table[(acc.buffer, n)].append((core, i, acc))
         return episodes, reads, mte_writes, mte_reads

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from fusekit.asc.runtime import KernelError
-from fusekit.asc.trace import Mem, Trace
+from fusekit.asc.trace import Trace
 from fusekit.hb import CoreOrder, before_across
 
 from .findings import Finding
@@ -34,35 +34,45 @@ def from_error(error: KernelError) -> Finding:
 
 
 def placement_overlaps(trace: Trace, orders: list[CoreOrder]) -> list[Finding]:
-    """Findings for two UB tensors (placements) that share bytes while both are in use.
+    """Findings for two tensors (placements) of one core's local space (the UB) that share bytes while both are
+    in use.
 
     TPipe gives every queue and TBuf buffer its own UB range (AD-G TPipe-TQue框架编程原理.md), so
     overlaps come from hand-placed ``LocalTensor(dtype, pos, addr, tile_size)``. A placement is the
     tensor a kernel made (sub-tensors ``t[k:]`` and casts belong to it); it is in use from its first
     access to its last, in program order. Two placements whose uses interleave and whose accessed
-    bytes intersect hold their data in the same UB: whichever is written last destroys the other's
-    (the lost value of ``scan``, or worse, the order of the writes decides the result).
+    bytes intersect hold their data in the same memory: whichever is written last destroys the other's
+    (the lost value of ``scan``, or worse, the order of the writes decides the result). Every local space
+    (``MemSpace.is_local``) is checked on its own: the same address in two spaces is two arenas.
     """
     findings = []
     for core, instrs in enumerate(trace.cores):
-        uses: dict[str, list] = {}  # placement -> [first index, last index, byte ranges]
+        by_space: dict = {}  # local space -> placement -> [first index, last index, byte ranges]
         for i, instr in enumerate(instrs):
             if orders[core].hung[i]:
                 continue
             for acc in instr.reads + instr.writes + instr.undefined:
-                if acc.mem is Mem.UB and acc.stop > acc.start:
-                    use = uses.setdefault(_placement(acc.tensor), [i, i, []])
+                if acc.mem.is_local and acc.stop > acc.start:
+                    use = by_space.setdefault(acc.mem, {}).setdefault(_placement(acc.tensor), [i, i, []])
                     use[1] = i
                     use[2].append((acc.start, acc.stop))
-        names = sorted(uses, key=lambda name: uses[name][0])
-        spans = {name: _merge(uses[name][2]) for name in names}
-        for k, a in enumerate(names):
-            for b in names[k + 1:]:
-                if uses[b][0] > uses[a][1]:
-                    continue  # b is first used after a's last use: the UB is reused, not shared
-                shared = _intersect(spans[a], spans[b])
-                if shared:
-                    findings.append(_overlap_finding(trace, core, a, b, uses, shared))
+        for space, uses in by_space.items():
+            findings += _space_overlaps(trace, core, space.name, uses)
+    return findings
+
+
+def _space_overlaps(trace: Trace, core: int, space: str, uses: dict) -> list[Finding]:
+    """The overlapping placements among one core's ``uses`` of local space ``space``."""
+    findings = []
+    names = sorted(uses, key=lambda name: uses[name][0])
+    spans = {name: _merge(uses[name][2]) for name in names}
+    for k, a in enumerate(names):
+        for b in names[k + 1:]:
+            if uses[b][0] > uses[a][1]:
+                continue  # b is first used after a's last use: the memory is reused, not shared
+            shared = _intersect(spans[a], spans[b])
+            if shared:
+                findings.append(_overlap_finding(trace, core, space, a, b, uses, shared))
     return findings
 
 
@@ -94,22 +104,22 @@ def _intersect(xs: list[tuple[int, int]], ys: list[tuple[int, int]]) -> list[tup
     return out
 
 
-def _overlap_finding(trace: Trace, core: int, a: str, b: str, uses: dict, shared: list) -> Finding:
+def _overlap_finding(trace: Trace, core: int, space: str, a: str, b: str, uses: dict, shared: list) -> Finding:
     first_a, first_b = trace.cores[core][uses[a][0]], trace.cores[core][uses[b][0]]
     total = sum(hi - lo for lo, hi in shared)
     return Finding("memcheck", "overlapping placements",
-                   f"{a} and {b} share {total} B of UB while both are in use (from {first_a.op} at "
+                   f"{a} and {b} share {total} B of {space} while both are in use (from {first_a.op} at "
                    f"{first_a.where} and {first_b.op} at {first_b.where} to their last uses): what one writes "
-                   "overwrites the other's data. Give each hand-placed LocalTensor its own UB range (address + "
+                   f"overwrites the other's data. Give each hand-placed LocalTensor its own {space} range (address + "
                    "tile_size * sizeof(dtype) must not reach the next one), or let a TPipe place the buffers",
-                   "UB", "UB", shared[0][0], shared[-1][1], (core,), (first_a.pipe.value, first_b.pipe.value),
+                   space, space, shared[0][0], shared[-1][1], (core,), (first_a.pipe.value, first_b.pipe.value),
                    (first_a.where, first_b.where), (first_a.op, first_b.op), f"{a} / {b}")
 
 
 def _flag_ordered(orders: list[CoreOrder], a, b) -> bool:
     """Two cores' whole-block writes ordered by a GM-flag wait (ib_wait, wait_pre_block: hb rule 6): the later one
     rewrites the blocks on purpose (e.g. a block-ordered accumulation); a partial block could still be clobbered."""
-    whole = all(w.start % BLOCK == 0 and w.stop % BLOCK == 0 for i in (a, b) for w in i.writes if w.mem is Mem.GM)
+    whole = all(w.start % BLOCK == 0 and w.stop % BLOCK == 0 for i in (a, b) for w in i.writes if w.mem.is_global)
     return whole and (before_across(orders, (a.core, a.seq), (b.core, b.seq)) or
                       before_across(orders, (b.core, b.seq), (a.core, a.seq)))
 
@@ -121,8 +131,9 @@ def block_overlaps(trace: Trace, orders: list[CoreOrder]) -> list[Finding]:
         for i, instr in enumerate(instrs):
             for acc in instr.writes:
                 # an atomic store (asc.atomic) combines element by element with what GM holds, so it
-                # clobbers no neighbour's bytes; byte-level conflicts with it are racecheck's
-                if acc.mem is Mem.GM and acc.stop > acc.start and not acc.atomic:
+                # clobbers no neighbour's bytes; byte-level conflicts with it are racecheck's. Only the
+                # global space is shared by cores (a local space is one arena per core)
+                if acc.mem.is_global and acc.stop > acc.start and not acc.atomic:
                     spans[(acc.buffer, orders[core].epoch[i])].append(
                         (acc.start // BLOCK, (acc.stop - 1) // BLOCK, core, instr))
     findings: dict[tuple, Finding] = {}

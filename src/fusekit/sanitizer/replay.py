@@ -12,6 +12,7 @@ the NPU's concurrently running cores can produce.
 
 from __future__ import annotations
 
+from fusekit.asc.effect import run as land  # an Effect record through the interpreter, a closure called
 from fusekit.asc.kinds import properties
 from fusekit.hb import CoreOrder
 
@@ -43,28 +44,23 @@ class ReplayExecutor:
         if window is not None:
             first, second = window
             if i == second:
-                _apply(effect)
+                land(effect)
                 self._release(core)
                 self.reordered += 1
                 return
             if self.orders[core].before(first, i):
                 if properties(instr).blocks_scalar:  # its value is needed now: the reordering has to end here
                     self._release(core)
-                    _apply(effect)
+                    land(effect)
                     return
                 self.held[core].append(effect)
                 return
-        _apply(effect)
+        land(effect)
 
     def end_core(self, core: int) -> None:
         self._release(core)
 
     def _release(self, core: int) -> None:
         for effect in self.held.pop(core, []):
-            _apply(effect)
+            land(effect)
         self.active.pop(core, None)
-
-
-def _apply(effect) -> None:
-    if effect is not None:
-        effect()

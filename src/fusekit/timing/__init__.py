@@ -47,25 +47,35 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
 from fusekit.asc.runtime import KernelFunction, launch
 from fusekit.asc.trace import Instr, Pipe
 from fusekit.files import write_atomic
-from fusekit.machine import PIPES
+from fusekit.machine import AIV, PATHS, PIPES
 
 from .params import TimingParams, load
 from .schedule import CoreSchedule, LaunchSchedule, schedule
 
-__all__ = ["NO_VALUES", "Profile", "TimingParams", "load", "profile", "predict", "schedule", "validate_timing_command"]
+__all__ = ["NO_VALUES", "Profile", "TimingParams", "load", "profile", "predict", "schedule"]
 
 STUDY_NAMES = ("bank_conflict_ub", "throughput", "add", "data_copy")  # fusekit.timing.studies.STUDIES
 
-CSV_COLUMNS = ("block_id", "aiv_time(us)", "aiv_total_cycles", "aiv_vec_time(us)", "aiv_vec_ratio",
-               "aiv_scalar_time(us)", "aiv_scalar_ratio", "aiv_mte2_time(us)", "aiv_mte2_ratio",
-               "aiv_mte3_time(us)", "aiv_mte3_ratio", "launch_id")  # msprof's, then which launch a row is
+KIND = AIV  # the kind of every core fusekit simulates: its row names msprof's columns (fusekit.machine.cores)
+
+
+def pipe_columns(kind=KIND) -> list[tuple[object, str, str]]:
+    """(pipe, time column, ratio column) of msprof's PipeUtilization.csv per pipe of ``kind``, in msprof's order:
+    ``<kind prefix>_<pipe's msprof stem>_time(us)`` / ``_ratio`` (``aiv_vec_time(us)``, ``aiv_vec_ratio``, ...)."""
+    return [(pipe, f"{kind.msprof_prefix}_{pipe.msprof}_time(us)", f"{kind.msprof_prefix}_{pipe.msprof}_ratio")
+            for pipe in kind.profiled]
+
+
+TIME_COLUMN, CYCLES_COLUMN = f"{KIND.msprof_prefix}_time(us)", f"{KIND.msprof_prefix}_total_cycles"
+# msprof's, then which launch a row is
+CSV_COLUMNS = ("block_id", TIME_COLUMN, CYCLES_COLUMN,
+               *(column for _, time, ratio in pipe_columns() for column in (time, ratio)), "launch_id")
 
 
 class _NoValues:
@@ -101,9 +111,11 @@ class Profile:
 
     @property
     def gm_bytes(self) -> int:
-        """Bytes moved between GM and UB by all cores."""
+        """Bytes moved between GM and UB by all cores: the records of the pipes of the data paths with a global end
+        (MTE2, MTE3; ``fusekit.machine.paths``)."""
+        pipes = {path.pipe for path in PATHS.values() if path.src.is_global or path.dst.is_global}
         return sum(instr.nbytes for run in self.launches for c in range(run.trace.block_dim)
-                   for instr in run.cores[c].instrs if instr.pipe in (Pipe.MTE2, Pipe.MTE3))
+                   for instr in run.cores[c].instrs if instr.pipe in pipes)
 
     @property
     def bandwidth_gbps(self) -> float:
@@ -117,29 +129,26 @@ class Profile:
             for core, sched in enumerate(run.cores):
                 busy = _pipe_busy(sched, self.params)
                 total = sched.finish_us
-                rows.append({
-                    "block_id": core, "aiv_time(us)": round(total, 4),
-                    "aiv_total_cycles": round(total * self.params.clock_ghz * 1e3),
-                    "aiv_vec_time(us)": round(busy[Pipe.V], 4), "aiv_vec_ratio": _ratio(busy[Pipe.V], total),
-                    "aiv_scalar_time(us)": round(busy[Pipe.S], 4), "aiv_scalar_ratio": _ratio(busy[Pipe.S], total),
-                    "aiv_mte2_time(us)": round(busy[Pipe.MTE2], 4), "aiv_mte2_ratio": _ratio(busy[Pipe.MTE2], total),
-                    "aiv_mte3_time(us)": round(busy[Pipe.MTE3], 4), "aiv_mte3_ratio": _ratio(busy[Pipe.MTE3], total),
-                    "launch_id": index,
-                })
+                row = {"block_id": core, TIME_COLUMN: round(total, 4),
+                       CYCLES_COLUMN: round(total * self.params.clock_ghz * 1e3)}
+                for pipe, time, ratio in pipe_columns():
+                    row[time], row[ratio] = round(busy[pipe], 4), _ratio(busy[pipe], total)
+                row["launch_id"] = index
+                rows.append(row)
         return rows
 
     def table(self, cores: int = 4) -> str:
         """Kernel time, bandwidth and the utilisation of the first ``cores`` cores and the last, as text."""
-        rows = self.utilization()
+        rows, columns = self.utilization(), pipe_columns()
         shown = rows if len(rows) <= cores + 1 else rows[:cores] + rows[-1:]
         heads = ", ".join(sorted({f"{run.overhead_us:.3g}" for run in self.launches}))
         lines = [f"kernel time {self.kernel_time_us:.2f} us on {self.params.soc} ({len(self.launches)} launch(es), "
                  f"{heads} us launch overhead each); GM traffic {self.gm_bytes / 2**20:.2f} "
                  f"MiB at {self.bandwidth_gbps:.0f} GB/s of {self.params.gm_bandwidth_gbps:.0f} GB/s peak",
-                 f"{'core':>5} {'aiv_time(us)':>13} {'vec':>6} {'scalar':>7} {'mte2':>6} {'mte3':>6}"]
+                 f"{'core':>5} {TIME_COLUMN:>13} " + " ".join(f"{p.msprof:>{_width(p)}}" for p, _, _ in columns)]
         for row in shown:
-            lines.append(f"{row['block_id']:>5} {row['aiv_time(us)']:>13.2f} {row['aiv_vec_ratio']:>6.3f} "
-                         f"{row['aiv_scalar_ratio']:>7.3f} {row['aiv_mte2_ratio']:>6.3f} {row['aiv_mte3_ratio']:>6.3f}")
+            lines.append(f"{row['block_id']:>5} {row[TIME_COLUMN]:>13.2f} "
+                         + " ".join(f"{row[ratio]:>{_width(p)}.3f}" for p, _, ratio in columns))
         if len(rows) > len(shown):
             lines.insert(len(lines) - 1, f"{'...':>5}")
         if self.findings:
@@ -202,6 +211,11 @@ class Profile:
 
 def _ratio(busy: float, total: float) -> float:
     return round(busy / total, 4) if total else 0.0
+
+
+def _width(pipe) -> int:
+    """Width of a pipe's ratio column in :meth:`Profile.table`: its msprof stem and a space, at least 6."""
+    return max(6, len(pipe.msprof) + 1)
 
 
 def _pipe_busy(sched: CoreSchedule, params: TimingParams) -> dict[Pipe, float]:
@@ -274,12 +288,3 @@ class Profiler:
             return prof
 
         return launcher
-
-
-def validate_timing_command(args) -> int:
-    """``fusekit validate-timing [--study NAME]``: print the model against the published studies
-    (``fusekit.timing.studies``), side by side with the error. Exit 0: it reports, it does not judge."""
-    from .studies import report, validate
-
-    print(report(validate(args.study, progress=lambda name: print(f"  {name} done", file=sys.stderr))))
-    return 0

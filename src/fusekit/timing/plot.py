@@ -7,7 +7,10 @@ import io
 from fusekit.files import write_atomic
 from fusekit.machine import PIPES
 
+from . import pipe_columns
+
 COLORS = {"S": "#8c8c8c", "V": "#2ca02c", "MTE2": "#1f77b4", "MTE3": "#ff7f0e"}
+OTHER_COLOR = "#9467bd"  # a pipe of the table with no colour of its own here
 
 
 def plot_profile(profile, path, cores: int = 4) -> None:
@@ -52,7 +55,7 @@ def _timeline(ax, profile, cores: int) -> None:
                 if pipe.value == "S":  # the scalar unit also spends an issue slot on every call
                     spans += [(offset + t - issue, issue) for t in sched.issue]
                 row = slot * len(PIPES) + index
-                ax.broken_barh(spans, (row - 0.4, 0.8), color=COLORS[pipe.value])
+                ax.broken_barh(spans, (row - 0.4, 0.8), color=COLORS.get(pipe.value, OTHER_COLOR))
         offset += launch.makespan_us
     ax.set_yticks(range(len(labels)), labels, fontsize=7)
     ax.invert_yaxis()
@@ -64,9 +67,10 @@ def _utilization(ax, profile) -> None:
     rows = profile.utilization()
     x = range(len(rows))
     width = 0.2
-    for k, (name, column) in enumerate((("V", "aiv_vec_ratio"), ("S", "aiv_scalar_ratio"),
-                                        ("MTE2", "aiv_mte2_ratio"), ("MTE3", "aiv_mte3_ratio"))):
-        ax.bar([i + (k - 1.5) * width for i in x], [r[column] for r in rows], width, label=name, color=COLORS[name])
+    columns = pipe_columns()  # msprof's per-pipe ratio columns, in its order
+    for k, (pipe, _, column) in enumerate(columns):
+        ax.bar([i + (k - (len(columns) - 1) / 2) * width for i in x], [r[column] for r in rows], width,
+               label=pipe.value, color=COLORS.get(pipe.value, OTHER_COLOR))
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("core (launches one after another)" if len(profile.launches) > 1 else "core")
     ax.set_ylabel("busy ratio")

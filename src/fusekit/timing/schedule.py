@@ -49,8 +49,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fusekit.asc.trace import Instr, Mem, Pipe, SyncKind, Trace
+from fusekit.asc.trace import Instr, Pipe, SyncKind, Trace
 from fusekit.hb import PIPE_INDEX, core_order, placed_after
+from fusekit.machine import space_named
 
 from fusekit.asc import dtypes
 from fusekit.asc.basic.spec import cost_row
@@ -472,12 +473,13 @@ def conflict_cycles(instr: Instr, repeats: int, p: TimingParams) -> float:
     """
     if not p.ub_bank_group_count or repeats <= 0:
         return 0.0
+    ub = space_named("UB")  # the bank groups and their parameters are the UB's (the page above)
     operands: dict[str, list] = {}  # a split-form operand has one range per block run: group them by tensor
     for a in instr.reads:
-        if a.mem is Mem.UB:
+        if a.mem is ub:
             operands.setdefault(a.tensor, []).append((a.start, a.stop))
     reads = tuple(tuple(ranges) for ranges in operands.values())
-    writes = tuple((a.start, a.stop) for a in instr.writes if a.mem is Mem.UB)
+    writes = tuple((a.start, a.stop) for a in instr.writes if a.mem is ub)
     if not reads or not writes:
         return 0.0
     return _conflicts(reads, writes, repeats, p.ub_bank_group_count, p.ub_bank_bytes,

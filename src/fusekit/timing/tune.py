@@ -1,11 +1,12 @@
-"""Autotuning: search tile length, BUFFER_NUM and core count of FusedAddScale for the lowest predicted time.
+"""Autotuning: search tile length, BUFFER_NUM and core count of an elementwise kernel for the lowest predicted time.
 
 A coordinate descent from the default tiling: try every candidate of one knob with the others
 fixed, keep the best, move to the next knob, and repeat until a full round improves nothing.
 Candidates: tile lengths of 1 to 16 KiB in powers of two and 24 KiB, the default rule's, and a
 core's range cut in two or three; core counts 1, 2, 4, 8 and multiples of 8 up to the SoC's cores;
-BUFFER_NUM 1 to 4. Configurations that give the same TilingData are timed once. Each is timed on
-the model from a values-free Trace of the first and last core (``fusekit.timing.workloads``).
+BUFFER_NUM 1 to 4. The operator is passed in as two functions (its tiling of a configuration, the
+predicted time of a tiling), so the search knows no operator: FusedAddScale's is
+:func:`fusekit.ops.fused_add_scale.tune.tune`, a generated operator's :func:`fusekit.gen.tune.tune`.
 """
 
 from __future__ import annotations
@@ -13,11 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fusekit import tiling
-from fusekit.asc import dtypes
-from fusekit.ops.fused_add_scale.host import NUM_QUEUES, resolve_precision
-from fusekit.soc import get_soc
-
-from . import predict, workloads
 
 
 @dataclass
@@ -34,40 +30,6 @@ class TuneResult:
     def default_gap(self) -> float:
         """How much slower the default is than the best (0.03 = 3 %)."""
         return self.default_us / self.best_us - 1 if self.best_us else 0.0
-
-
-def tune(n: int, dtype="float16", *, soc=None, precision: str | None = None, progress=None) -> TuneResult:
-    """Tune FusedAddScale for ``n`` elements of ``dtype`` on ``soc`` (see module doc).
-
-    Raises:
-        ValueError: n < 1, or a dtype / precision the SoC cannot run.
-    """
-    if not 1 <= n <= tiling.MAX_LAUNCH_ELEMENTS:
-        raise ValueError(f"size must be in [1, {tiling.MAX_LAUNCH_ELEMENTS}] to tune (one launch's int32 lengths), "
-                         f"got {n}")
-    spec = get_soc(soc)
-    dt = dtypes.as_dtype(dtype)
-    precision = resolve_precision(precision, dt, spec)
-    scratch = 8 if precision == "fp32" and dt is not dtypes.float32 else 0
-    tried: dict[tiling.TilingData, float] = {}
-
-    def plan_of(cores: int, buffer_num: int, tile: int | None) -> tiling.TilingData | None:
-        try:
-            return tiling.compute_tiling(n, dt, num_queues=NUM_QUEUES, buffer_num=buffer_num, soc=spec,
-                                         core_num=cores, scratch_bytes_per_element=scratch, tile_length=tile)
-        except ValueError:  # a tile that does not fit this BUFFER_NUM
-            return None
-
-    def time_of(plan: tiling.TilingData) -> float:
-        if plan not in tried:
-            traces = workloads.fused(n, dt, soc=spec, core_num=plan.block_dim, buffer_num=plan.buffer_num,
-                                     tile_length=plan.tile_length, precision=precision)
-            tried[plan] = predict(traces, spec).kernel_time_us
-            if progress is not None:
-                progress()
-        return tried[plan]
-
-    return descend(plan_of, time_of, lambda config, plan: knob_candidates(spec, dt, config, plan), spec.vector_cores, tried)
 
 
 def descend(plan_of, time_of, candidates, cores: int, tried: dict) -> TuneResult:

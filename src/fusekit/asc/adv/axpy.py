@@ -13,9 +13,12 @@ The half paths stage float copies in sharedTmpBuffer; it must hold at least GetA
 half source, 4 x 256 B (asc-devkit impl/adv_api/tiling/math/axpy_tiling_impl.cpp, AXPY_HALF_CALC_PROC 4). These
 values are bit-exact with that sequence (no tolerance), apart from the overflow mode.
 
+The half paths are one decomposition (:func:`describe`, :mod:`.decompose`) that gives the values.
+
 Trace: one PIPE_V record, cost "Axpy", reading src and dst, writing dst, the temp_buffer bytes the API uses (at most
-the helper's max) written with undefined contents; ``repeats`` = 4 (half dst: Cast, Muls, Add, Cast) or 3 (float
-dst) passes of 256 B float repeats (ASSUMPTION: from the sequence above; no page gives a figure).
+the helper's max) written with undefined contents; ``repeats`` = 4 (half dst) or 3 (float dst: the decomposition's
+steps) passes of 256 B float repeats (ASSUMPTION: from the sequence above; no page gives a figure; the half dst's
+sequence has 5 instructions, the Trace keeps the 4 it has always counted).
 """
 
 from __future__ import annotations
@@ -24,9 +27,11 @@ import numpy as np
 
 from .. import checks, overflow
 from ..basic.overlap import intersects
+from ..basic.rounding import RoundMode
 from ..basic.vec_ternary_scalar import axpy as _basic_axpy
 from ..runtime import current
 from ..trace import Pipe
+from .decompose import Step, cast_to, step, walk
 from .math import element_count, temp_buffer_bytes
 
 _PAGE = "asc.language.adv.axpy.md / asc-devkit axpy_common_impl.h"
@@ -66,15 +71,38 @@ def axpy(dst, src, scalar, count=None, temp_buffer=None, is_reuse_source=False) 
     undefined = temp_buffer_bytes(core, op, "Axpy", temp_buffer, n, src.dtype.sizeof(),
                                   operands=[(dst, d), (src, s)], page=_PAGE)
     mode = overflow.mode_of(core)
-    factor = np.float32(np.float16(scalar))  # the scalar is a half (U), cast to float for Muls
+    steps = describe(dst.dtype.name, n, np.float32(np.float16(scalar)))  # the scalar is a half (U), float for Muls
 
+    # a closure, not an Effect: it walks the decomposition, several instructions rounding in between
     def effect():
-        with np.errstate(all="ignore"):
-            product = src.array(n).astype(np.float32) * factor          # Muls (float)
-            total = product + dst.array(n).astype(np.float32)            # Add (float)
-            dst.array(n)[:] = overflow.apply(total, dst.dtype.np, mode)  # Cast to half (rint) / store float
+        v = walk(steps, {"src": src.array(n).copy(), "dst": dst.array(n).copy()}, mode)
+        dst.array(n)[:] = v["dst"]
 
+    # repeats: passes of 256 B float repeats, one per step -- but 4 for a half dst, where the sequence runs 5
+    # instructions (two source Casts): the count fusekit's Trace has always given, kept
+    traced = 4 if dst.dtype.name == "float16" else len(steps)
     core.record(op, Pipe.V, reads=(src.access(*s), dst.access(*d)) if n else (),
                 writes=(dst.access(*d),) if n else (), undefined=undefined,
                 count=n, nbytes=n * dst.dtype.sizeof(), dtype=dst.dtype.name, effect=effect,
-                repeats=(4 if dst.dtype.name == "float16" else 3) * -(-n * 4 // 256), cost="Axpy")
+                repeats=traced * -(-n * 4 // 256), cost="Axpy")
+
+
+def describe(dst_dtype: str, n: int, factor: np.float32) -> list[Step]:
+    """AxpyIntrinsicsImpl for a half source (axpy_common_impl.h) as a decomposition (:mod:`.decompose`): the values
+    "src" ([n] half) and "dst" ([n] of ``dst_dtype``) in, "dst" out; ``factor``: the half scalar as a float.
+
+    Half dst: Cast src and dst to float, Muls, Add, Cast back (CAST_NONE: to nearest even); float dst: Cast src,
+    Muls, Add into dst. Only the step that stores dst is put under the overflow mode: the values fusekit has
+    always given. The float intermediates of half data cannot overflow, so this differs from saturating every
+    instruction only for +-inf or NaN data in saturation mode (e.g. a NaN src gives 0 here, dst there)."""
+    f32 = "float32"
+    widen = cast_to(f32, RoundMode.CAST_NONE)
+    if dst_dtype == "float32":
+        return [step("cast", "s", ("src",), n, f32, compute=widen, overflow=False),
+                step("muls", "s", ("s",), n, f32, scalars=(factor,), overflow=False),
+                step("add", "dst", ("s", "dst"), n, f32)]
+    return [step("cast", "s", ("src",), n, f32, compute=widen, overflow=False),
+            step("cast", "d", ("dst",), n, f32, compute=widen, overflow=False),
+            step("muls", "s", ("s",), n, f32, scalars=(factor,), overflow=False),
+            step("add", "d", ("s", "d"), n, f32, overflow=False),
+            step("cast", "dst", ("d",), n, "float16", compute=cast_to("float16", RoundMode.CAST_NONE))]

@@ -27,13 +27,18 @@ is not documented: expect a few ulp of the dtype (half ~1e-3, float ~1e-6 relati
 inference AI Core, Ceil / Floor / Frac / Trunc take inputs in [-2147483647, 2147483647] only (约束说明); fusekit
 returns the exact value outside that range too. ``taylor_expand_level`` of exp
 is checked (uint8) but the value is the correctly rounded exponential, not the truncated series.
+So these functions are not described as their decomposition into basic instructions (:mod:`.decompose`): its
+constants and iteration counts are the implementation's, not documented on the pages, and fusekit gives the
+correctly rounded value rather than the polynomial's; each keeps its numpy function. xor is the exception: its
+And / Or / Not sequence is exact and is its decomposition (:func:`xor_steps`).
 
 Trace: one PIPE_V record per call, ``cost`` = the Ascend C name (e.g. "Tanh"): reads the sources' ``count``
 elements, writes dst's, marks the temp buffer bytes the API uses (at most the helper's max) as written with
 undefined contents. ``repeats`` = the decomposition's vector instructions x the 256 B repeats of one pass over
-``count`` float temporaries. ASSUMPTION: the instruction count (``_OPS``) is the number of vector-instruction call
-sites in asc-devkit impl/adv_api/detail/math/<name>/ (common and v220 headers, both dtype branches); no page gives a
-figure. The timing model costs the record at one repeat per cycle.
+``count`` float temporaries (xor: int16 ones). ASSUMPTION: the instruction count (``_OPS``; xor: its
+decomposition's steps) is the number of vector-instruction call sites in asc-devkit impl/adv_api/detail/math/<name>/
+(common and v220 headers, both dtype branches); no page gives a figure. The timing model costs the record at one
+repeat per cycle.
 """
 
 from __future__ import annotations
@@ -43,9 +48,11 @@ import numpy as np
 from .. import checks, overflow
 from ..basic.overlap import intersects
 from ..basic.transcendental import elementwise
+from ..effect import Effect, Operand
 from ..runtime import current
 from ..trace import Pipe
 from ..tensor import LocalTensor
+from .decompose import Step, step, walk
 from .tmpsize import max_min_tmp_size as _tmp_size
 from .workspace import work_space
 
@@ -56,7 +63,7 @@ _REPEAT_BYTES = 256
 # vector-instruction call sites per pass (ASSUMPTION, module docstring); acos = asin's 58 + its own 5
 _OPS = {"acos": 63, "acosh": 16, "asin": 58, "asinh": 21, "atan": 30, "atanh": 14, "ceil": 3, "cos": 35, "cosh": 12,
         "digamma": 101, "erf": 27, "erfc": 42, "exp": 16, "floor": 5, "frac": 5, "lgamma": 142, "log": 9, "round": 7,
-        "sign": 8, "sin": 28, "sinh": 14, "tan": 35, "tanh": 9, "trunc": 3, "power": 62, "xor": 4}
+        "sign": 8, "sin": 28, "sinh": 14, "tan": 35, "tanh": 9, "trunc": 3, "power": 62}  # xor: its decomposition
 _REUSES_SRC = frozenset({"cos", "sin", "exp", "digamma", "lgamma"})
 _ARCHS = {"exp": ("2201",)}  # Exp-81.md 产品支持情况
 _DTYPES = {"xor": ("int16", "uint16"), "power": ("float16", "float32", "int32")}  # Xor-82.md T; Power.md 支持的数据类型
@@ -143,7 +150,11 @@ def temp_buffer_bytes(core, op: str, cpp: str, temp_buffer, n: int, type_size: i
     return (temp_buffer.access(tr[0], tr[0] + used),) if used else ()
 
 
-def _run(op: str, cpp: str, fn, dst, srcs: tuple, count, temp_buffer, is_reuse_source=False) -> None:
+def _run(op: str, cpp: str, fn, dst, srcs: tuple, count, temp_buffer, is_reuse_source=False,
+         describe=None) -> None:
+    """Check, record and compute ``asc.adv.<op>``: ``fn`` of the sources, or, given ``describe(dtype, n)``, the
+    decomposition it returns (:mod:`.decompose`: the values "src0", "src1" in, "dst" out), whose steps the
+    record's ``repeats`` count."""
     core = current(op)
     checks.local_operands(core, op, dst, *srcs)
     checks.same_dtype(core, op, dst, *srcs)
@@ -166,19 +177,23 @@ def _run(op: str, cpp: str, fn, dst, srcs: tuple, count, temp_buffer, is_reuse_s
     if reused:  # the float path with isReuseSource keeps temporaries in src
         undefined += (srcs[0].access(*s[0]),)
     mode = overflow.mode_of(core)
-    np_dtype = dst.dtype.np
 
-    def effect():
-        with np.errstate(all="ignore"):
-            if integer:  # xor, int32 power: exact in the dtype, no overflow mode
-                dst.array(n)[:] = fn(*(t.array(n) for t in srcs))
-                return
-            dst.array(n)[:] = overflow.apply(fn(*(t.array(n) for t in srcs)), np_dtype, mode)
+    steps = describe(dst.dtype.name, n) if describe is not None else None
+    if steps is None:  # fn of the sources' lanes, rounded once; int32 power is exact in the dtype: no overflow mode
+        roles = ("src",) if len(srcs) == 1 else tuple(f"src{i}" for i in range(len(srcs)))
+        effect = Effect(None, Operand(dst, n), {role: Operand(t, n) for role, t in zip(roles, srcs)}, fn,
+                        mode=overflow.INF_NAN if integer else mode)
+    else:
+        # a closure, not an Effect: xor walks its decomposition, several instructions with exact integer steps
+        def effect():
+            with np.errstate(all="ignore"):
+                dst.array(n)[:] = walk(steps, {f"src{i}": t.array(n) for i, t in enumerate(srcs)}, mode)["dst"]
 
     passes = -(-n * (size if integer else max(size, 4)) // _REPEAT_BYTES)  # one pass over n float (xor: int16)
     core.record(op, Pipe.V, reads=tuple(t.access(*r) for t, r in zip(srcs, s)) if n else (),
                 writes=(dst.access(*d),) if n else (), undefined=undefined, count=n, nbytes=n * size,
-                dtype=dst.dtype.name, effect=effect, repeats=_OPS[op] * passes, cost=cpp)
+                dtype=dst.dtype.name, effect=effect, repeats=(_OPS[op] if steps is None else len(steps)) * passes,
+                cost=cpp)
 
 
 def _exact(fn):
@@ -301,7 +316,7 @@ def xor(dst, src0, src1, count=None, temp_buffer=None, is_reuse_source=False) ->
     dst, src0, src1: UB LocalTensors of int16 or uint16 (same dtype, dst overlapping neither); count: elements
     (None: all of src0, whose length must then equal src1's: 约束说明); temp_buffer: uint8 UB LocalTensor >= 256 B
     (GetXorMaxMinTmpSize) or None. Exact (the NPU computes (a | b) & ~(a & b) with And / Or / Not: 4 instructions
-    per pass, impl/adv_api/detail/math/xor/xor_membase_impl.h). One Trace record, cost "Xor".
+    per pass, impl/adv_api/detail/math/xor/xor_membase_impl.h: :func:`xor_steps`). One Trace record, cost "Xor".
 
     Raises:
         KernelError: another dtype, src lengths differing without count, overlap, count past a tensor, temp_buffer
@@ -311,4 +326,14 @@ def xor(dst, src0, src1, count=None, temp_buffer=None, is_reuse_source=False) ->
         core = current("xor")
         raise core.error("xor", f"without count src0 ({src0.length} elements) and src1 ({src1.length}) must have the "
                                 "same size (Xor-82.md 约束说明): pass count")
-    _run("xor", "Xor", np.bitwise_xor, dst, (src0, src1), count, temp_buffer, is_reuse_source)
+    _run("xor", "Xor", None, dst, (src0, src1), count, temp_buffer, is_reuse_source, describe=xor_steps)
+
+
+def xor_steps(dtype: str, n: int) -> list[Step]:
+    """XorCalcSimplified (impl/adv_api/detail/math/xor/xor_membase_impl.h) as a decomposition (:mod:`.decompose`):
+    ``And`` of the sources into dst, ``Or`` of them into the temporary buffer, ``Not`` of dst, then ``And`` of the
+    two: (x | y) & ~(x & y), the values "src0", "src1" ([n] of ``dtype``) in, "dst" out."""
+    return [step("bitwise_and", "dst", ("src0", "src1"), n, dtype),
+            step("bitwise_or", "tmp", ("src0", "src1"), n, dtype),
+            step("bitwise_not", "dst", ("dst",), n, dtype),
+            step("bitwise_and", "dst", ("tmp", "dst"), n, dtype)]

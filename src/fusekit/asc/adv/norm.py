@@ -36,8 +36,9 @@ element, half within 1 ulp of half.
 
 Trace: per row chunk (main_bs_length rows, then the tail), one PIPE_V record per basic instruction above
 (Cast, Mul, RepeatReduceSum, Muls, Adds, Ln, Muls, Exp, Muls, Cast of gamma, Mul, Cast), with the UB bytes
-each reads and writes. ASSUMPTION: the scalar GetValue reads of the row factors (PIPE_S, with a V_S flag) are
-not recorded; the repeated RepeatReduceSum passes are one record.
+each reads and writes: the chunk's decomposition (:func:`describe`), whose walk gives the values.
+ASSUMPTION: the scalar GetValue reads of the row factors (PIPE_S, with a V_S flag) are not recorded; the
+repeated RepeatReduceSum passes are one record.
 """
 
 from __future__ import annotations
@@ -47,10 +48,11 @@ import numpy as np
 from .. import checks, overflow
 from ..basic.overlap import intersects
 from ..basic.reduction import tree_sum
-from ..basic.transcendental import rounded
+from ..basic.rounding import RoundMode
 from ..runtime import current
+from .decompose import Step, cast_to, record, step, walk
 from .tiling import BASIC_TILE, REPEAT_FLOATS, RmsNormTiling, plain
-from .workspace import Step, record, work_space
+from .workspace import work_space
 
 _PAGE = "RmsNorm.md (asc-devkit docs/zh/api/SIMD-API/高阶API/归一化操作)"
 
@@ -74,22 +76,52 @@ def reduce_rows(sq: np.ndarray, basic: bool, mode: str) -> np.ndarray:
     return level[:, 0]
 
 
+def describe(dtype: str, rows: int, h: int, h0: int, recip, eps, basic: bool = False,
+             at=lambda *names: ()) -> list[Step]:
+    """RmsNormCompute on one chunk of ``rows`` rows of H = ``h`` as a decomposition (:mod:`.decompose`): the values
+    "src" ([rows, H] of ``dtype``), "gamma" ([H]) and, where H0 == 1, "red" ([rows, 1] float32: the stale floats
+    the row factors are read from) in; "dst" ([rows, H]) out, "red" left holding the chunk's rsqrt. ``recip``,
+    ``eps``: float32 scalars (tiling.reciprocal_of_h_length, epsilon rounded to T). ``at(*names)``: the chunk's
+    UB Accesses of the named buffers ("src", "dst", "gamma", "x" (half: the float copy of src), "tmp", "red",
+    "g" (half: the float copy of gamma)); default none: values only.
+
+    Steps (module docstring, Values and Trace): the float copy of a half src, x*x, the row sums of the first H0
+    squares (not run where H0 == 1), x tiling.reciprocal_of_h_length, + epsilon, the rsqrt as Exp(Muls(Ln, -0.5)),
+    x * rsqrt, the float copy of a half gamma, * gamma, the Cast of a half result. The exact widening Casts of src
+    and gamma are not put under the overflow mode (fusekit's values since RmsNorm was simulated: an +-inf src
+    stays +-inf in saturation mode, where a saturating Cast would give +-FLT_MAX)."""
+    f32, n, half = "float32", rows * h, dtype == "float16"
+    x = "x" if half else "src"
+    sums = lambda mode, sq: reduce_rows(sq if basic else sq[:, :h0], basic, mode).reshape(-1, 1)  # noqa: E731
+    widen = cast_to(f32, RoundMode.CAST_NONE)
+    steps = [step("cast", "x", ("src",), n, f32, reads=at("src"), writes=at("x"), compute=widen, overflow=False)] \
+        if half else []
+    steps.append(step("mul", "tmp", (x, x), n, f32, reads=at(x), writes=at("tmp")))
+    if h0 > 1:  # with H0 == 1 the reduce loop does not run: the row factors read stale bytes
+        steps.append(step("repeat_reduce_sum", "red", ("tmp",), rows * h0, f32, reads=at("tmp"),
+                          writes=at("tmp", "red"), compute=sums, overflow=False))
+    for name, scalar in (("muls", recip), ("adds", eps), ("ln", None), ("muls", np.float32(-0.5)), ("exp", None)):
+        steps.append(step(name, "red", ("red",), rows, f32, reads=at("red"), writes=at("red"),
+                          scalars=() if scalar is None else (np.float32(scalar),)))
+    steps.append(step("muls", "tmp", (x, "red"), n, f32, reads=at(x, "red"), writes=at("tmp")))  # the row's factor
+    if not half:
+        return steps + [step("mul", "dst", ("tmp", "gamma"), n, f32, reads=at("tmp", "gamma"), writes=at("dst"))]
+    return steps + [step("cast", "g", ("gamma",), h, f32, reads=at("gamma"), writes=at("g"), compute=widen,
+                         overflow=False),
+                    step("mul", "tmp", ("tmp", "g"), n, f32, reads=at("tmp", "g"), writes=at("tmp")),
+                    step("cast", "dst", ("tmp",), n, "float16", reads=at("tmp"), writes=at("dst"),
+                         compute=cast_to("float16", RoundMode.CAST_NONE))]
+
+
 def rmsnorm_rows(x: np.ndarray, gamma: np.ndarray, h0: int, recip, eps, basic: bool, mode: str,
                  stale: np.ndarray | None = None) -> np.ndarray:
-    """float32 result [rows, H] of RmsNormCompute on float32 rows ``x`` (``stale``: the sums when H0 == 1)."""
-    f32 = np.float32
-
-    def v(a):
-        return overflow.apply(np.asarray(a).astype(f32), f32, mode)
-
-    with np.errstate(all="ignore"):
-        sq = v(x * x)
-        sums = stale if h0 == 1 else reduce_rows(sq[:, :h0] if not basic else sq, basic, mode)
-        mean = v(sums * f32(recip))
-        shifted = v(mean + f32(eps))
-        rs = _ln_exp_rsqrt(shifted, mode)
-        y = v(x * rs[:, None])
-        return v(y * gamma[None, :])
+    """float32 result [rows, H] of RmsNormCompute on float32 rows ``x`` (``stale``: the sums when H0 == 1): the
+    float decomposition (:func:`describe`) walked on them."""
+    rows, h = x.shape
+    values = {"src": x, "gamma": gamma}
+    if stale is not None:
+        values["red"] = np.asarray(stale, np.float32).reshape(-1, 1)
+    return walk(describe("float32", rows, h, h0, recip, eps, basic), values, mode)["dst"]
 
 
 def extent(t: dict) -> int:
@@ -184,66 +216,44 @@ def rmsnorm(dst, src, gamma, epsilon, tiling, temp_buffer=None, basic_block=Fals
     chunks = [(i * t["main_bsh_length"], t["main_bs_length"]) for i in range(t["loop_round"])]
     if t["tail_bs_length"]:
         chunks.append((t["input_tail_pos"], t["tail_bs_length"]))
-    steps = _steps(dst, src, gamma, work, chunks, h, h0, t["main_bs_length_align"], t["main_bsh_length"])
+    described = _chunks(dst, src, gamma, work, chunks, h, h0, t["main_bs_length_align"], t["main_bsh_length"], recip,
+                        eps, bool(basic_block))
 
+    # a closure, not an Effect: it walks each chunk's decomposition, reductions and roundings in between, and reads the
+    # temporary space a previous chunk left
     def effect():
-        g = gamma.array(h).astype(np.float32)
-        red = np.frombuffer(core.ub[work.start:work.start + t["main_bs_length_align"] * 4].tobytes(), np.float32)
-        for first, rows in chunks:
-            x = src.array(first + rows * h)[first:].reshape(rows, h).astype(np.float32)
-            stale = red[:rows].copy() if h0 == 1 else None
-            z = rmsnorm_rows(x, g, h0, recip, eps, basic_block, mode, stale)
-            if h0 == 1:  # the reduced slots now hold that chunk's rsqrt: what the next chunk finds
-                red = red.copy()
-                red[:rows] = _rsqrt(stale, recip, eps, mode)
-            out = z if size == 4 else overflow.apply(z.astype(np.float16), np.float16, mode)
-            dst.array(first + rows * h)[first:] = out.reshape(-1)
+        g = gamma.array(h).copy()
+        # the reduced row factors' floats at the start of the temporary space: stale where H0 == 1
+        red = np.frombuffer(core.ub[work.start:work.start + t["main_bs_length_align"] * 4].tobytes(),
+                            np.float32).copy()
+        for (first, rows), steps in zip(chunks, described):
+            x = src.array(first + rows * h)[first:].reshape(rows, h).copy()
+            v = walk(steps, {"src": x, "gamma": g, "red": red[:rows].reshape(-1, 1)}, mode)
+            red[:rows] = v["red"].reshape(-1)  # that chunk's rsqrt: what the next chunk finds where H0 == 1
+            dst.array(first + rows * h)[first:] = v["dst"].reshape(-1)
 
-    record(core, op, steps, work, used, effect)
+    record(core, op, [s for steps in described for s in steps], work, used, effect)
 
 
-def _ln_exp_rsqrt(shifted: np.ndarray, mode: str) -> np.ndarray:
-    """rsqrt of float32 ``shifted`` as the implementation computes it, Exp(Muls(Ln(v), -0.5)), each float32
-    result correctly rounded (:mod:`fusekit.asc.basic.transcendental`) and put under the overflow ``mode``."""
-    f32 = np.float32
-    v = lambda a: overflow.apply(np.asarray(a).astype(f32), f32, mode)  # noqa: E731
-    with np.errstate(all="ignore"):
-        return v(rounded("exp", f32, v(v(rounded("log", f32, shifted)) * f32(-0.5))))
-
-
-def _rsqrt(sums, recip, eps, mode):
-    f32 = np.float32
-    v = lambda a: overflow.apply(np.asarray(a).astype(f32), f32, mode)  # noqa: E731
-    with np.errstate(all="ignore"):
-        return _ln_exp_rsqrt(v(v(sums * recip) + eps), mode)
-
-
-def _steps(dst, src, gamma, work, chunks, h: int, h0: int, align: int, bsh: int) -> list[Step]:
+def _chunks(dst, src, gamma, work, chunks, h: int, h0: int, align: int, bsh: int, recip, eps,
+            basic: bool) -> list[list[Step]]:
+    """Each chunk's steps (:func:`describe`) with the UB bytes they read and write: the temporary space as
+    GetRmsNormInfo lays it out (``align`` reduced floats, then ``bsh`` squares, then (half) the float copies)."""
     size = src.dtype.sizeof()
     half = size == 2
-    steps = []
+    out = []
     for first, rows in chunks:
         n = rows * h
-        s_in = src.access(src.addr + first * size, src.addr + (first + n) * size)
-        d_out = dst.access(dst.addr + first * size, dst.addr + (first + n) * size)
-        tmp = work.access(align * 4, n * 4)
-        x = work.access((align + bsh) * 4, n * 4) if half else s_in
-        red = work.access(0, rows * 4)
+        acc = {"src": src.access(src.addr + first * size, src.addr + (first + n) * size),
+               "dst": dst.access(dst.addr + first * size, dst.addr + (first + n) * size),
+               "gamma": gamma.access(gamma.addr, gamma.addr + h * size),
+               "tmp": work.access(align * 4, n * 4), "red": work.access(0, rows * 4)}
         if half:
-            steps.append(Step("Cast", (s_in,), (x,), n, "float32"))
-        steps.append(Step("Mul", (x,), (tmp,), n, "float32"))
-        if h0 > 1:  # with H0 == 1 the reduce loop does not run: the row factors read stale bytes
-            steps.append(Step("RepeatReduceSum", (tmp,), (tmp, red), rows * h0, "float32"))
-        steps += [*[Step(c, (red,), (red,), rows, "float32") for c in ("Muls", "Adds", "Ln", "Muls", "Exp")],
-                  Step("Muls", (x, red), (tmp,), n, "float32")]
-        g_in = gamma.access(gamma.addr, gamma.addr + h * size)
-        if half:
-            g_f = work.access((align + bsh) * 4, h * 4)
-            steps += [Step("Cast", (g_in,), (g_f,), h, "float32"), Step("Mul", (tmp, g_f), (tmp,), n, "float32"),
-                      Step("Cast", (tmp,), (d_out,), n, "float16")]
-        else:
-            steps.append(Step("Mul", (tmp, g_in), (d_out,), n, "float32"))
-    return steps
+            acc["x"] = work.access((align + bsh) * 4, n * 4)
+            acc["g"] = work.access((align + bsh) * 4, h * 4)
+        at = lambda *names, acc=acc: tuple(acc[name] for name in names)  # noqa: E731
+        out.append(describe(src.dtype.name, rows, h, h0, recip, eps, basic, at))
+    return out
 
 
 __all__ = ["rmsnorm"]

@@ -24,20 +24,23 @@ rounding.convert). The scale and offset are first materialised in src's dtype (p
 (Ascend C: static_cast<half>; "当Scale为float类型时，其取值范围仍为half类型的取值范围"). Bit-exact with that sequence.
 The launch's overflow mode is applied to each half intermediate.
 
+The sequence is one decomposition (:func:`describe`, :mod:`.decompose`) that gives the values.
+
 Trace: one PIPE_V record, cost "AscendQuant", reading src, writing dst, temp_buffer bytes used (at most the helper's
-max) written-undefined; repeats = 4 (float src: Cast, Muls, Adds, Cast) or 3 (half) passes of 256 B half repeats
-(ASSUMPTION from the sequence above; no page gives a figure).
+max) written-undefined; repeats = 4 (float src: Cast, Muls, Adds, Cast) or 3 (half): one pass of 256 B half repeats
+per step of the decomposition (ASSUMPTION from the sequence above; no page gives a figure).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import checks, dtypes, overflow
+from .. import checks, overflow
 from ..basic.overlap import intersects
-from ..basic.rounding import RoundMode, convert
+from ..basic.rounding import RoundMode
 from ..runtime import current
 from ..trace import Pipe
+from .decompose import Step, cast_to, step, walk
 from .math import element_count, temp_buffer_bytes
 
 _PAGE = "asc-devkit docs/zh/api/SIMD-API/高阶API/量化操作/AscendQuant.md"
@@ -126,16 +129,33 @@ def quant(dst, src, scale, offset, count=None, temp_buffer=None, reuse_source=Fa
                              "(ascend_quant_pre_impl.h: splitSize should not be 0)")
     h_scale, h_offset = _scalar(core, "scale", scale, src.dtype), _scalar(core, "offset", offset, src.dtype)
     mode = overflow.mode_of(core)
-    half = np.float16
+    steps = describe(src.dtype.name, n, h_scale, h_offset)
 
+    # a closure, not an Effect: it walks the decomposition, several instructions rounding in between
     def effect():
-        with np.errstate(all="ignore"):
-            x = overflow.apply(src.array(n).astype(np.float64), half, mode).astype(half)           # Cast (float src)
-            t1 = overflow.apply(x.astype(np.float64) * float(h_scale), half, mode).astype(half)    # Muls (half)
-            t2 = overflow.apply(t1.astype(np.float64) + float(h_offset), half, mode).astype(half)  # Adds (half)
-            dst.array(n)[:] = convert(t2, dtypes.int8, RoundMode.CAST_NONE)                       # Cast half -> int8
+        x = src.array(n).copy()
+        if src.dtype.name == "float16":
+            # fusekit has always put a half source under the overflow mode before Muls, as if it were cast to half
+            # too: the same values as the plain Muls, Adds, Cast but for +-inf in saturation mode (+-65504 x scale
+            # here, +-inf x scale saturated there)
+            x = overflow.apply(x, np.float16, mode)
+        dst.array(n)[:] = walk(steps, {"src": x}, mode)["dst"]
 
-    steps = 4 if src.dtype.name == "float32" else 3
     core.record(op, Pipe.V, reads=(src.access(*s),) if n else (), writes=(dst.access(*d),) if n else (),
                 undefined=undefined, count=n, nbytes=n, dtype="int8", effect=effect,
-                repeats=steps * -(-n * 2 // 256), cost=cpp)
+                repeats=len(steps) * -(-n * 2 // 256), cost=cpp)
+
+
+def describe(src_dtype: str, n: int, scale: np.float16, offset: np.float16) -> list[Step]:
+    """AscendQuantIntrinsicsImpl (AscendQuant.md 实现原理 steps 1-5) as a decomposition (:mod:`.decompose`): the value
+    "src" ([n] of ``src_dtype``) in, "dst" ([n] int8) out; ``scale``, ``offset``: the half scalars.
+
+    A float src is cast to half (to nearest even), ``Muls`` by scale and ``Adds`` offset in half, then the Cast to
+    int8 with CAST_NONE (half to even, saturating; NaN gives 0: :func:`fusekit.asc.basic.rounding.convert`)."""
+    half = "float16"
+    first = [step("cast", "x", ("src",), n, half, compute=cast_to(half, RoundMode.CAST_NONE))] \
+        if src_dtype == "float32" else []
+    x = "x" if first else "src"
+    return first + [step("muls", "x", (x,), n, half, scalars=(scale,)),
+                    step("adds", "x", ("x",), n, half, scalars=(offset,)),
+                    step("cast", "dst", ("x",), n, "int8", compute=cast_to("int8", RoundMode.CAST_NONE))]

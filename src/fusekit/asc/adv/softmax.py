@@ -45,8 +45,10 @@ order (membase/v200/softmax_common_impl.h NewReduceSumLastNDImpl: the same folds
 Trace: per row chunk of the tiling (split_m rows), one PIPE_V record per basic step -- Cast (half), a row
 max (cost WholeReduceMax, count = chunk elements), Cast of max (half/half), Sub, Exp, a row sum
 (WholeReduceSum), Cast of sum (half/half), Div, Cast (half) -- with the UB bytes each reads and writes
-(temporary space included). ASSUMPTION: the folds, block reductions and broadcasts inside the row max /
-row sum are costed as one reduction over the chunk; PIPE_V barriers between steps are not recorded.
+(temporary space included): the chunk's decomposition (:func:`describe`), whose walk gives the values.
+ASSUMPTION: the folds, block reductions and broadcasts inside the row max / row sum are costed as one reduction
+over the chunk, and on Atlas inference the Duplicate / Div / Mul of TransDivToMulImpl as one Div; PIPE_V
+barriers between steps are not recorded.
 """
 
 from __future__ import annotations
@@ -58,18 +60,17 @@ import numpy as np
 from .. import checks, overflow
 from ..basic.overlap import intersects
 from ..basic.reduction import tree_sum
-from ..basic.rounding import RoundMode, convert
-from ..basic.transcendental import rounded
-from ..dtypes import as_dtype
+from ..basic.rounding import RoundMode
 from ..runtime import current
+from .decompose import Step, cast_to, record, step, walk
 from .tiling import BASIC_TILE, REPEAT_FLOATS, SoftmaxTiling, plain
-from .workspace import Step, record, work_space
+from .workspace import work_space
 
 _PAGE = "SoftMax.md (asc-devkit docs/zh/api/SIMD-API/高阶API/激活函数/SoftMax接口)"
 _PAIRS = {("float16", "float16"), ("float32", "float32"), ("float16", "float32")}
 
 
-# ---------------------------------------------------------------- numerics (pure numpy)
+# ---------------------------------------------------------------- numerics and the decomposition
 
 def row_sum(e: np.ndarray, mode: str, basic: bool = False) -> np.ndarray:
     """Row sums of float32 ``e`` [rows, k0] in the order of NewReduceSumLastNDImpl (module docstring);
@@ -102,29 +103,76 @@ def _elementwise_max(k0: int) -> bool:
     return 2 <= nb < 8 or (nb >= 8 and (nb > 8 or tail > 0)) or (nb == 1 and tail > 0)
 
 
-def softmax_rows(x: np.ndarray, k0: int, arch: str, mode: str, basic: bool = False):
-    """(result float32 [rows, k], max [rows], sum [rows]) of float32 rows ``x`` reduced over the first k0."""
+def _row_max(mode: str, x: np.ndarray, k0: int) -> np.ndarray:
+    """The row max [rows, 1] of float32 ``x`` over its first k0 columns (WholeReduceMax's step): put under the
+    overflow ``mode`` where NewReduceMaxLastNDImpl folds with the elementwise Max (module docstring)."""
+    mx = np.max(x[:, :k0], axis=1, keepdims=True)
+    return overflow.apply(mx, np.float32, mode) if _elementwise_max(k0) else mx
+
+
+def _trans_div_to_mul(mode: str, e: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """e / s on Atlas inference (arch 2002): TransDivToMulImpl's Duplicate 1, Div into the row's reciprocal, then
+    Mul: two roundings, each under the overflow ``mode`` (the walk applies it to the product)."""
     f32 = np.float32
-    with np.errstate(all="ignore"):
-        mx = np.max(x[:, :k0], axis=1)
-        if _elementwise_max(k0):  # the fold passed through the Max instruction: an elementwise result
-            mx = overflow.apply(mx, f32, mode)
-        sub = overflow.apply((x - mx[:, None]).astype(f32), f32, mode)
-        e = overflow.apply(rounded("exp", f32, sub), f32, mode)
-        s = row_sum(e[:, :k0], mode, basic)
-        if arch == "2002":  # TransDivToMulImpl: Duplicate 1, Div, Mul
-            inv = overflow.apply((f32(1) / s).astype(f32), f32, mode)
-            y = overflow.apply((e * inv[:, None]).astype(f32), f32, mode)
-        else:
-            y = overflow.apply((e / s[:, None]).astype(f32), f32, mode)
-    return y, mx.astype(f32), s.astype(f32)
+    inverse = overflow.apply((f32(1) / s).astype(f32), f32, mode)
+    return (e * inverse).astype(f32)
 
 
-def to_half(x: np.ndarray, arch: str, mode: str) -> np.ndarray:
-    """Cast float32 -> half as the API does (FLOAT2HALF_ROUND_MODE: CAST_ROUND on 2201, CAST_NONE on 2002)."""
-    with np.errstate(all="ignore"):
-        out = convert(x, as_dtype("float16"), RoundMode.CAST_ROUND if arch == "2201" else RoundMode.CAST_NONE)
-    return overflow.apply(out, np.float16, mode)
+def describe(src_dtype: str, sum_dtype: str, arch: str, rows: int, k: int, k0: int, basic: bool = False,
+             at=lambda *names: ()) -> list[Step]:
+    """SoftMaxGenericNDImpl on one chunk of ``rows`` rows of ``k`` columns (k0 of them reduced), as a
+    decomposition (:mod:`.decompose`): the value "src" in ([rows, k] of ``src_dtype``), "dst" ([rows, k]),
+    "max" and "sum" ([rows, 1] of ``sum_dtype``) out. ``at(*names)``: the chunk's UB Accesses of the named
+    buffers ("src", "dst", "max", "sum", "tmp0", "red", "scratch"; default none: values only).
+
+    Steps (module docstring, Values and Trace): a half src is cast to float into tmp0; the row max (the reduced
+    float row red, or max itself when sum/max are float), its Cast to half (half/half), Sub, Exp, the row sum, its
+    Cast, Div, the Cast of the result to half. Where the values are not a plain composition of the basic
+    instructions the step says why (``overflow=False``: the values fusekit has always given; they differ from a
+    saturating instruction only for +-inf sources in saturation mode)."""
+    f32, n, blk = "float32", rows * k, 32 // np.dtype(sum_dtype).itemsize
+    red = lambda mode, x: _row_max(mode, x, k0)  # noqa: E731
+    total = lambda mode, e: row_sum(e[:, :k0], mode, basic).reshape(-1, 1)  # noqa: E731
+    # Atlas inference divides through the reciprocal (Duplicate, Div, Mul); its Trace keeps the one Div record of
+    # the chunk that fusekit has always given there, whose values are the three instructions'
+    divide = _trans_div_to_mul if arch == "2002" else None
+    half_cast = cast_to("float16", RoundMode.CAST_ROUND if arch == "2201" else RoundMode.CAST_NONE)
+    if src_dtype == "float32":
+        return [step("whole_reduce_max", "max", ("src",), rows * k0, f32, reads=at("src"), writes=at("scratch", "max"),
+                     compute=red, overflow=False),
+                step("sub", "dst", ("src", "max"), n, f32, reads=at("src", "max"), writes=at("dst")),
+                step("exp", "dst", ("dst",), n, f32, reads=at("dst"), writes=at("dst")),
+                step("whole_reduce_sum", "sum", ("dst",), rows * k0, f32, reads=at("dst"), writes=at("scratch", "sum"),
+                     compute=total, overflow=False),
+                step("div", "dst", ("dst", "sum"), n, f32, reads=at("dst", "sum"), writes=at("dst"), compute=divide)]
+    mixed = sum_dtype == "float32"
+    mx, sm = ("max", "sum") if mixed else ("red", "red")  # half/half reduces into the float row red, then casts it
+    # The exact widening of the half src is not put under the overflow mode (fusekit's values since SoftMax
+    # was simulated: +-inf stays +-inf in saturation mode, where a saturating Cast would give +-FLT_MAX).
+    steps = [step("cast", "tmp0", ("src",), n, f32, reads=at("src"), writes=at("tmp0"),
+                  compute=cast_to(f32, RoundMode.CAST_NONE), overflow=False),
+             step("whole_reduce_max", mx, ("tmp0",), rows * k0, f32, reads=at("tmp0"), writes=at("scratch", mx),
+                  compute=red, overflow=False)]
+    if not mixed:  # the max is a half of src's, exact in half; not put under the overflow mode (as above)
+        steps.append(step("cast", "max", ("red",), rows * blk, "float16", reads=at("red"), writes=at("max"),
+                          compute=half_cast, overflow=False))
+    steps += [step("sub", "tmp0", ("tmp0", mx), n, f32, reads=at("tmp0", mx), writes=at("tmp0")),
+              step("exp", "tmp0", ("tmp0",), n, f32, reads=at("tmp0"), writes=at("tmp0")),
+              step("whole_reduce_sum", sm, ("tmp0",), rows * k0, f32, reads=at("tmp0"), writes=at("scratch", sm),
+                   compute=total, overflow=False)]
+    if not mixed:
+        steps.append(step("cast", "sum", ("red",), rows * blk, "float16", reads=at("red"), writes=at("sum"),
+                          compute=half_cast))
+    return steps + [step("div", "tmp0", ("tmp0", sm), n, f32, reads=at("tmp0", sm), writes=at("tmp0"), compute=divide),
+                    step("cast", "dst", ("tmp0",), n, "float16", reads=at("tmp0"), writes=at("dst"), compute=half_cast)]
+
+
+def softmax_rows(x: np.ndarray, k0: int, arch: str, mode: str, basic: bool = False):
+    """(result float32 [rows, k], max [rows], sum [rows]) of float32 rows ``x`` reduced over the first k0: the
+    float decomposition (:func:`describe`) walked on them."""
+    rows, k = x.shape
+    v = walk(describe("float32", "float32", arch, rows, k, k0, basic), {"src": x}, mode)
+    return v["dst"], v["max"][:, 0], v["sum"][:, 0]
 
 
 # ---------------------------------------------------------------- tiling on the kernel side
@@ -246,58 +294,48 @@ def softmax(dst, sum, max, src, tiling, temp_buffer=None, reuse_source=False,  #
                                  f"softmax_tiling_func(shape, {size2}, {work.nbytes})", kind="out-of-bounds")
     mode = overflow.mode_of(core)
     split = t["split_m"]
-    steps = _steps(src, dst, sum, max, work, rows, split, k, k0, blk)
+    chunks = _chunks(src, dst, sum, max, work, arch, rows, split, k, k0, blk, bool(basic_block))
 
+    # a closure, not an Effect: it walks each chunk's decomposition (row reductions, roundings in between) and writes
+    # three outputs
     def effect():
-        x = src.array(rows * k).reshape(rows, k).astype(np.float32)
-        y, mx, s = softmax_rows(x, k0, arch, mode, bool(basic_block))
-        if size1 == 2:
-            y = to_half(y, arch, mode)
-        outs = [(dst, y.reshape(-1))]
-        if size2 == 2:
-            mx, s = mx.astype(np.float16), to_half(s, arch, mode)
-        outs += [(max, np.repeat(mx, blk)), (sum, np.repeat(s, blk))]
+        x = src.array(rows * k).reshape(rows, k).copy()  # every row read before any output is written
+        done = [walk(steps, {"src": x[first:first + r]}, mode) for first, r, steps in chunks]
+        outs = [(dst, np.concatenate([v["dst"] for v in done]).reshape(-1))]
+        outs += [(t, np.repeat(np.concatenate([v[name] for v in done]).reshape(-1), blk))
+                 for t, name in ((max, "max"), (sum, "sum"))]  # each row's value repeated over its 32 B
         for tensor, values in outs:
             tensor.array(values.size)[:] = values
 
-    record(core, op, steps, work, split * per_row * 4, effect)
+    record(core, op, [s for _, _, steps in chunks for s in steps], work, split * per_row * 4, effect)
 
 
-def _steps(src, dst, sum_t, max_t, work, rows: int, split: int, k: int, k0: int, blk: int) -> list[Step]:
-    """The basic instructions of SoftMaxGenericNDImpl, chunk by chunk (module docstring, Trace)."""
+def _chunks(src, dst, sum_t, max_t, work, arch: str, rows: int, split: int, k: int, k0: int, blk: int,
+            basic: bool) -> list[tuple[int, int, list[Step]]]:
+    """(first row, rows, its steps) of each chunk of split_m rows (module docstring, Trace): the decomposition
+    (:func:`describe`) with the UB bytes each step reads and writes, the temporary space laid out as
+    SoftMaxGenericNDImpl lays it out."""
     half, mixed = src.dtype.sizeof() == 2, src.dtype.sizeof() == 2 and sum_t.dtype.sizeof() == 4
     s1, s2 = src.dtype.sizeof(), sum_t.dtype.sizeof()
-    steps = []
+    out = []
     for first in range(0, rows, split):
         r = min(split, rows - first)
-        n = r * k
 
         def part(t, unit, size, a=first, rr=r):
             return t.access(t.addr + a * unit * size, t.addr + (a + rr) * unit * size)
 
-        s_in, d_out = part(src, k, s1), part(dst, k, s1)
-        mx_out, sm_out = part(max_t, blk, s2), part(sum_t, blk, s2)
+        acc = {"src": part(src, k, s1), "dst": part(dst, k, s1), "max": part(max_t, blk, s2),
+               "sum": part(sum_t, blk, s2)}
         if half:  # tmp0 = float copy [r, k], then the reduced row [r, 8 floats], then the reduce scratch
-            tmp0 = work.access(0, n * 4)
-            red = work.access(split * k * 4, r * blk * 4) if not mixed else None
-            scratch = work.access(split * k * 4 + (0 if mixed else split * blk * 4), r * REPEAT_FLOATS * 4)
-            mx_f, sm_f = (mx_out, sm_out) if mixed else (red, red)
-            steps.append(Step("Cast", (s_in,), (tmp0,), n, "float32"))
-            steps.append(Step("WholeReduceMax", (tmp0,), (scratch, mx_f), r * k0, "float32"))
+            acc["tmp0"] = work.access(0, r * k * 4)
             if not mixed:
-                steps.append(Step("Cast", (red,), (mx_out,), r * blk, "float16"))
-            steps += [Step("Sub", (tmp0, mx_f), (tmp0,), n, "float32"), Step("Exp", (tmp0,), (tmp0,), n, "float32"),
-                      Step("WholeReduceSum", (tmp0,), (scratch, sm_f), r * k0, "float32")]
-            if not mixed:
-                steps.append(Step("Cast", (red,), (sm_out,), r * blk, "float16"))
-            steps += [Step("Div", (tmp0, sm_f), (tmp0,), n, "float32"), Step("Cast", (tmp0,), (d_out,), n, "float16")]
+                acc["red"] = work.access(split * k * 4, r * blk * 4)
+            acc["scratch"] = work.access(split * k * 4 + (0 if mixed else split * blk * 4), r * REPEAT_FLOATS * 4)
         else:
-            scratch = work.access(0, r * REPEAT_FLOATS * 4)
-            steps += [Step("WholeReduceMax", (s_in,), (scratch, mx_out), r * k0, "float32"),
-                      Step("Sub", (s_in, mx_out), (d_out,), n, "float32"), Step("Exp", (d_out,), (d_out,), n, "float32"),
-                      Step("WholeReduceSum", (d_out,), (scratch, sm_out), r * k0, "float32"),
-                      Step("Div", (d_out, sm_out), (d_out,), n, "float32")]
-    return steps
+            acc["scratch"] = work.access(0, r * REPEAT_FLOATS * 4)
+        at = lambda *names, acc=acc: tuple(acc[n] for n in names)  # noqa: E731
+        out.append((first, r, describe(src.dtype.name, sum_t.dtype.name, arch, r, k, k0, basic, at)))
+    return out
 
 
 __all__ = ["softmax"]

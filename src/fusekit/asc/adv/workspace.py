@@ -1,4 +1,4 @@
-"""Temporary space and Trace steps shared by the composite ``asc.adv`` APIs (softmax, rmsnorm).
+"""Temporary space shared by the composite ``asc.adv`` APIs (softmax, rmsnorm, the math functions).
 
 Temporary space (SoftMax.md / RmsNorm.md, 函数原型): either the kernel passes ``sharedTmpBuffer``
 (``temp_buffer``, a uint8 LocalTensor), or the API takes the "stack": ``PopStackBuffer<float, LCM>``
@@ -8,19 +8,22 @@ the lowest ``LocalTensorAuto`` buffer or the end of UB); tensors a kernel places
 PopStackBuffer on the NPU either, so a stack that runs over them is the kernel's bug (the sanitizer then sees
 the API's writes there).
 
-Trace steps: a composite API records one PIPE_V instruction per basic instruction class of its documented
-decomposition and row chunk (``Step``), each with the UB byte ranges it reads and writes, ``cost`` = the
-basic instruction's Ascend C name; the values are computed once, by the last step's effect, and the part of
-the temporary space the API used is left undefined.
+What an API computes in that space, and the Trace records it leaves, is its decomposition (:mod:`.decompose`);
+the part of the space the API used is left undefined by its last record.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fusekit.machine import space_named
+
 from ..basic.overlap import intersects
 from ..tensor import LocalTensor
-from ..trace import Access, Mem, Pipe
+from ..trace import Access, Pipe
+
+# the temporary space is UB: sharedTmpBuffer is a UB tensor and PopStackBuffer hands out UB (module docstring)
+UB = space_named("UB")
 
 
 @dataclass
@@ -38,7 +41,7 @@ class Work:
 
     def access(self, first: int, nbytes: int) -> Access:
         """Bytes [first, first + nbytes) of the space (relative offsets)."""
-        return Access(Mem.UB, "UB", self.start + first, self.start + first + nbytes, self.name)
+        return Access(UB, UB.name, self.start + first, self.start + first + nbytes, self.name)
 
 
 def work_space(core, op: str, page: str, temp_buffer, operands) -> Work:
@@ -73,27 +76,3 @@ def work_space(core, op: str, page: str, temp_buffer, operands) -> Work:
                              "temp_buffer or allocate less", kind="ub-overflow")
     return Work(start, stop, f"{op} stack (UB {start}..{stop})", False)
 
-
-@dataclass
-class Step:
-    """One basic instruction class of a decomposition (see the module docstring)."""
-
-    cost: str
-    reads: tuple
-    writes: tuple
-    count: int
-    dtype: str
-
-
-def record(core, op: str, steps: list[Step], work: Work, used: int, effect) -> None:
-    """Record ``steps`` on PIPE_V; the last carries ``effect`` and leaves work bytes [0, used) undefined."""
-    for i, s in enumerate(steps):
-        last = i == len(steps) - 1
-        size = 2 if s.dtype == "float16" else 4
-        core.record(op, Pipe.V, reads=tuple(a for a in s.reads if a.stop > a.start),
-                    writes=tuple(a for a in s.writes if a.stop > a.start),
-                    undefined=(work.access(0, used),) if last and used else (), count=s.count,
-                    nbytes=s.count * size, dtype=s.dtype, effect=effect if last else None,
-                    repeats=-(-s.count * size // 256), cost=s.cost)
-    if not steps and effect is not None:
-        effect()

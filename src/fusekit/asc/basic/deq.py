@@ -24,15 +24,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fusekit.machine import space_named
+
 from .. import checks, corestate, dtypes
 from ..runtime import current
 from ..tensor import LocalTensor
-from ..trace import Access, Mem, Pipe
+from ..trace import Access, Pipe
 from .execute import execute
 from .iteration import BLOCK, COUNT, IS_SET_MASK, MASK_INT, MASK_LIST, MISSING, REPEAT_TIMES, Form, Param, \
     UnaryRepeatParams, bind, iteration
 from .lanes import lanes, merged_ranges
-from .rounding import RoundMode, convert
+from .rounding import RoundMode
 from .spec import Spec, destinations, export, register
 
 VDEQ_GROUPS = 16  # VdeqInfo: 16 (scale, offset, sign_mode) groups, 16 x uint64 = 128 B (SetDeqScale.md 表4)
@@ -172,7 +174,8 @@ def _set_vdeq(core, op: str, vdeq, info, args, kwargs) -> None:
     start, stop = vdeq.span(core, op, VDEQ_GROUPS)
     corestate.write(core, "deqscale", _Deq("vdeq", start))
 
-    def effect():  # SetDeqScaleImpl fills vdeq with SetValue: scalar stores on PIPE_S
+    # a closure, not an Effect: SetDeqScaleImpl fills vdeq with SetValue, scalar stores on PIPE_S, not a vector effect
+    def effect():
         core.ub[start:stop] = words.view(np.uint8)
 
     core.record(op, Pipe.S, writes=(vdeq.access(start, stop),), count=VDEQ_GROUPS, nbytes=stop - start,
@@ -223,9 +226,15 @@ def cast_deq(dst=MISSING, src=MISSING, *args, **kwargs) -> None:
     checks.dtype_pair(core, SPEC, src, dst)
     if src.dtype is dtypes.int32:
         scale = float(scale_of(core, op))
-        compute = lambda x: convert(x.astype(np.float64) * scale, dst.dtype, RoundMode.CAST_RINT)  # noqa: E731
-        return execute(core, SPEC, iteration(core, op, form, values, 4), dst, {"src": src}, compute)
+        return execute(core, SPEC, iteration(core, op, form, values, 4), dst, {"src": src}, scaled, (scale,),
+                       RoundMode.CAST_RINT)
     _quantise(core, op, form, values, dst, src)
+
+
+def scaled(x: np.ndarray, scale: float) -> np.ndarray:
+    """int32 lanes times DEQSCALE's half ``scale``, exactly, in float64 (31 + 11 significand bits): what Cast and
+    CastDequant int32 -> half round once to half, CAST_RINT (SetDeqScale.md 表1; precision_conversion.md)."""
+    return x.astype(np.float64) * scale
 
 
 def _quantise(core, op: str, form, values: dict, dst, src) -> None:
@@ -254,10 +263,13 @@ def _quantise(core, op: str, form, values: dict, dst, src) -> None:
     reads = s.accesses(src)
     if vec:
         vstart = reg.value
-        reads += (Access(Mem.UB, "UB", vstart, vstart + 8 * VDEQ_GROUPS, f"vdeq@{vstart}"),)
+        ub = space_named("UB")  # the register holds vdeq's UB address (SetDeqScale.md; module docstring)
+        reads += (Access(ub, ub.name, vstart, vstart + 8 * VDEQ_GROUPS, f"vdeq@{vstart}"),)
     s_index = s.index
     group = k % 16
 
+    # a closure, not an Effect: with is_vec_deq each lane's scale and offset come from the vdeq table in UB, read
+    # when the instruction runs, and the results fill half of each 32 B destination block
     def effect():
         if vec:
             scale, offset, sign = decode(core.ub[vstart:vstart + 8 * VDEQ_GROUPS].view(np.uint64))

@@ -1,11 +1,12 @@
-"""Issue one vector instruction: overlap rules, Trace record, and the effect (gather, compute, scatter).
+"""Issue one vector instruction: overlap rules, Trace record, and its effect as an :class:`~fusekit.asc.effect.Effect`.
 
 Check, then record, then effect (``docs/design.md``): everything here that can fail runs before
-``Core.record``; the effect only moves numbers. The effect gathers the active lanes of every
-source, computes them with the spec's numpy function in one vectorised call (one call per repeat
-when a later repeat reads what an earlier one wrote), rounds once to the destination dtype,
-applies the core's overflow mode, and writes the active lanes of the destination only: masked
-lanes keep their values (掩码.md: "mask为0时，目的操作数保持原值").
+``Core.record``; the effect only moves numbers. The record's Effect names the active lanes of every
+operand, the spec's numpy function, the scalars, the rounding and the core's overflow mode;
+``fusekit.asc.effect.apply`` gathers the source lanes, computes them in one vectorised call (one call
+per repeat when a later repeat reads what an earlier one wrote), rounds once to the destination dtype,
+applies the mode, and writes the active lanes of the destination only: masked lanes keep their values
+(掩码.md: "mask为0时，目的操作数保持原值").
 
 Overlap rules (AD-API 通用说明和约束.md, 通用地址重叠约束):
 - count form: a source overlaps the destination completely (same start) or not at all;
@@ -21,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import overflow
+from ..effect import Effect, Operand
 from . import overlap
 from .iteration import Iteration
 from .lanes import Lanes, lanes
@@ -29,19 +31,22 @@ from .spec import Spec
 _IN_PLACE_DTYPES = frozenset({"float16", "int32", "float32"})
 
 
-def execute(core, spec: Spec, it: Iteration, dst, srcs: dict, compute=None, scalars: tuple = ()) -> None:
+def execute(core, spec: Spec, it: Iteration, dst, srcs: dict, compute=None, scalars: tuple = (),
+            rounding=None) -> None:
     """Check overlaps, record and apply ``spec`` on ``dst`` from ``srcs`` (role -> LocalTensor).
 
     ``compute(*lanes, *scalars)`` gets the source lanes in ``srcs`` order (then the destination's
-    lanes when ``spec.reads_dst``), then ``scalars`` (already in the tensor dtype), and returns the
-    result lanes; default ``spec.compute``.
+    lanes when ``spec.reads_dst``), then ``scalars`` (already in the dtype the instruction takes them
+    in), and returns the result lanes; default ``spec.compute``. ``rounding``: the ``RoundMode`` the
+    result is converted to the destination dtype with (Cast's rounding; :class:`~fusekit.asc.effect.Effect`),
+    None: the store rounds it.
 
     Raises:
         KernelError: an operand out of bounds or an overlap the page forbids.
     """
     op, compute = spec.name, compute or spec.compute
     if it.contiguous:
-        return _execute_count(core, spec, it.count, it.repeats, dst, srcs, compute, scalars)
+        return _execute_count(core, spec, it.count, it.repeats, dst, srcs, compute, scalars, rounding)
     d = lanes(core, op, dst, it, "dst")
     s = {role: lanes(core, op, t, it, role) for role, t in srcs.items()}
     sequential = _check_overlaps(core, spec, it, dst, d, srcs, s)
@@ -49,25 +54,17 @@ def execute(core, spec: Spec, it: Iteration, dst, srcs: dict, compute=None, scal
     if spec.reads_dst:
         reads += d.accesses(dst)
     mode = overflow.mode_of(core) if spec.arithmetic else overflow.INF_NAN
-
-    def effect():
-        with np.errstate(all="ignore"):  # the hardware does not warn about inf or NaN results
-            if sequential:  # a later repeat reads what an earlier one wrote: one repeat at a time, in order
-                active = it.active()
-                for r in range(it.repeats):
-                    pick = active[r]
-                    _run_lanes(dst, d.grid[r][pick], srcs, {k: v.grid[r][pick] for k, v in s.items()},
-                               spec.reads_dst, compute, scalars, mode)
-            else:
-                _run_lanes(dst, d.index, srcs, {k: v.index for k, v in s.items()}, spec.reads_dst, compute, scalars,
-                           mode)
-
+    # a later repeat reads what an earlier one wrote: the Effect runs the repeats one at a time, each its active lanes
+    in_order = tuple(int(k) for k in it.active().sum(axis=1)) if sequential else ()
+    effect = Effect(spec, Operand(dst, d.index), {role: Operand(t, s[role].index) for role, t in srcs.items()}, compute,
+                    scalars, spec.reads_dst, in_order, rounding, mode)
     core.record(op, spec.pipe, reads=reads, writes=d.accesses(dst), count=it.elements,
                 nbytes=it.elements * dst.dtype.sizeof(), dtype=dst.dtype.name, effect=effect, repeats=it.repeats,
                 cost=spec.cpp)
 
 
-def _execute_count(core, spec: Spec, n: int, repeats: int, dst, srcs: dict, compute, scalars: tuple) -> None:
+def _execute_count(core, spec: Spec, n: int, repeats: int, dst, srcs: dict, compute, scalars: tuple,
+                   rounding) -> None:
     """The count form: the first ``n`` elements of every operand, one Access each (the hot path)."""
     op = spec.name
     d0, d1 = dst.span(core, op, n)
@@ -81,33 +78,10 @@ def _execute_count(core, spec: Spec, n: int, repeats: int, dst, srcs: dict, comp
     if spec.reads_dst:
         reads.append(write)
     mode = overflow.mode_of(core) if spec.arithmetic else overflow.INF_NAN
-
-    def effect():
-        with np.errstate(all="ignore"):  # the hardware does not warn about inf or NaN results
-            _run_count(n, dst, srcs, spec.reads_dst, compute, scalars, mode)
-
+    effect = Effect(spec, Operand(dst, n), {role: Operand(t, n) for role, t in srcs.items()}, compute, scalars,
+                    spec.reads_dst, (), rounding, mode)
     core.record(op, spec.pipe, reads=tuple(reads), writes=(write,), count=n, nbytes=d1 - d0, dtype=dst.dtype.name,
                 effect=effect, repeats=repeats, cost=spec.cpp)
-
-
-def _run_count(n: int, dst, srcs: dict, reads_dst: bool, compute, scalars: tuple, mode) -> None:
-    inputs = [t.array(n) for t in srcs.values()] + ([dst.array(n)] if reads_dst else []) + list(scalars)
-    out = dst.array(n)
-    if mode == overflow.INF_NAN and isinstance(compute, np.ufunc):
-        compute(*inputs, out=out)  # straight into UB: the count form of a ufunc is the hot path
-    else:
-        out[...] = overflow.apply(compute(*inputs), out.dtype, mode)
-
-
-def _run_lanes(dst, d_index: np.ndarray, srcs: dict, s_index: dict, reads_dst: bool, compute, scalars: tuple,
-               mode) -> None:
-    if d_index.size == 0:
-        return
-    inputs = [t.array(t.length)[s_index[role]] for role, t in srcs.items()]
-    whole = dst.array(dst.length)
-    if reads_dst:
-        inputs.append(whole[d_index])
-    whole[d_index] = overflow.apply(compute(*inputs, *scalars), whole.dtype, mode)
 
 
 def _check_overlaps(core, spec: Spec, it: Iteration, dst, d: Lanes, srcs: dict, s: dict) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import checks, dtypes
+from ..effect import Effect, Operand, copy
 from ..runtime import current
 from ..scalar import typed
 from ..tensor import LocalTensor
@@ -102,6 +103,7 @@ def sort32(dst=MISSING, src0=MISSING, src1=MISSING, repeat_time=MISSING) -> None
     n = 32 * repeats
     reads, writes = _sort_operands(core, op, SORT32, dst, src0, src1, n)
 
+    # a closure, not an Effect: where each lane lands depends on the scores (a sort), in (score, index) pairs
     def effect():
         scores, index = src0.array(n).reshape(repeats, 32), src1.array(n).reshape(repeats, 32)
         order = np.argsort(-scores.astype(np.float64), axis=1, kind="stable")
@@ -140,6 +142,7 @@ def sort(dst=MISSING, concat=MISSING, index=MISSING, tmp=MISSING, repeat_time=MI
         undefined = (tmp.access(t0, t1),)
     group = n if is_full_sort else 32
 
+    # a closure, not an Effect: where each lane lands depends on the scores (a sort), in (score, index) pairs
     def effect():
         if not n:
             return
@@ -275,7 +278,8 @@ def mrg_sort(dst=MISSING, sort_list=MISSING, *args, **kwargs) -> None:
         q_ranges = merged_ranges(np.concatenate([np.arange(n * 8) + t.addr for t, n in zip(queues, lengths)]), 1, 0)
     plans = []
     for r in range(repeats):  # a loop per repeat: each merges its own 4 queues
-        shifted = [LocalTensor.at(core, t.addr + r * total * 8, n * per, t.dtype, t.name) for t, n in zip(queues, lengths)]
+        shifted = [LocalTensor.at(core, t.addr + r * total * 8, n * per, t.dtype, t.name, space=t.space)
+                   for t, n in zip(queues, lengths)]
         plans.append((shifted, *_merge_plan(core, op, dst, shifted, lengths, bool(suspension))))
     written = sum(p[1].size for p in plans)
     d0, d1 = _pairs(core, op, dst, written) if written else (dst.addr, dst.addr)
@@ -288,6 +292,7 @@ def mrg_sort(dst=MISSING, sort_list=MISSING, *args, **kwargs) -> None:
     if isinstance(sorted_num, list):
         sorted_num[:] = [typed(c, dtypes.uint32) for c in counts][:max(len(sorted_num), nq)]
 
+    # a closure, not an Effect: a merge of sorted queues, where each lane lands depends on the scores
     def effect():
         first = 0
         for shifted, order, _ in plans:
@@ -401,11 +406,10 @@ def _field_op(op: str, spec: Spec, dst, src, repeat_time, mode_number, into_prop
     _check_no_overlap(core, op, dst, [(a.start, a.stop) for a in (p_acc if into_proposals else f_acc)],
                       [(a.start, a.stop) for a in (f_acc if into_proposals else p_acc)])
 
-    def effect():
-        if into_proposals:
-            dst.array(dst.length)[p_index] = src.array(n)
-        else:
-            dst.array(n)[:] = src.array(src.length)[p_index]
+    # a move: field mode_number of proposal i <-> element i of the flat tensor
+    lane = np.arange(n, dtype=np.int64)
+    d_index, s_index = (p_index, lane) if into_proposals else (lane, p_index)
+    effect = Effect(spec, Operand(dst, d_index), {"src": Operand(src, s_index)}, copy)
 
     core.record(op, Pipe.V, reads=f_acc if into_proposals else p_acc, writes=p_acc if into_proposals else f_acc,
                 count=n, nbytes=n * size, dtype=dst.dtype.name, effect=effect, repeats=repeats, cost=spec.cpp)
@@ -461,6 +465,7 @@ def rp_sort16(dst, src, repeat_time) -> None:
     if n and (d0, d1) != (s0, s1):
         _check_no_overlap(core, op, dst, [(d0, d1)], [(s0, s1)])
 
+    # a closure, not an Effect: where each proposal lands depends on its score (a sort)
     def effect():
         props = src.array(8 * n).reshape(repeats, 16, 8)
         order = np.argsort(-props[:, :, _SCORE].astype(np.float64), axis=1, kind="stable")
@@ -533,6 +538,7 @@ def mrg_sort4(dst, src, params) -> None:
     _check_no_overlap(core, op, dst, [(d0, d1)] if written else [], [(a.start, a.stop) for a in reads])
     core.mrg_sort_result = plans[-1][2] + [0] * (4 - nq) if plans else [0, 0, 0, 0]
 
+    # a closure, not an Effect: a merge of sorted proposal queues, where each proposal lands depends on its score
     def effect():
         first = 0
         for shifted, order, _ in plans:

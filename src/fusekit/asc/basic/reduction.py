@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import overflow
+from .. import native, overflow
 
 
 def _pad_pow2(x: np.ndarray, fill) -> np.ndarray:
@@ -54,6 +54,9 @@ def tree_sum(x: np.ndarray, active: np.ndarray | None, mode: str) -> np.ndarray:
     y = x if active is None else np.where(active, x, ident)
     y = _pad_pow2(np.asarray(y, x.dtype), ident)
     saturate = mode == overflow.SATURATION and x.dtype == np.float16
+    fast = native.tree_sum(y, saturate)  # float16: the same levels in C
+    if fast is not None:
+        return fast
     with np.errstate(all="ignore"):
         while y.shape[-1] > 1:
             y = y[..., 0::2] + y[..., 1::2]
@@ -80,6 +83,41 @@ def sequential_sum(sums: np.ndarray, mode: str) -> np.ndarray:
             if saturate:
                 acc = overflow.saturate(acc, sums.dtype)
     return acc
+
+
+def reduce_sum_order(x: np.ndarray, active: np.ndarray | None, count: int | None, arch: str, mode: str):
+    """ReduceSum's documented order of accumulation: the one composition of it (the instruction,
+    :mod:`.vec_reduce`, and the generator's hardware model, ``fusekit.gen.reference``, call it).
+
+    ReduceSum.md 关键特性说明: the split form (``count`` None) is one perfect binary tree over all the
+    lanes; the count form on A2/A3 (``arch`` "2201", 方式一) a tree inside each repeat, then the repeat
+    sums in order; on Atlas inference ("2002", 方式二, AD dav_m200 ReduceSum) a tree over the full
+    repeats, a tree over the tail, then their sum.
+
+    Args:
+        x: float16 / float32 lanes ``[..., repeats, lanes]``, one repeat (256 B) per row of the last two axes.
+        active: bool of ``x``'s shape (None: all lanes); inactive lanes are the identity -0.0 (:func:`tree_sum`).
+        count: the count form's element count (the active lanes are the first ``count`` of each
+            ``[repeats * lanes]``), or None for the split form.
+        arch: ``SoC.arch``.
+        mode: overflow mode (:mod:`fusekit.asc.overflow`).
+
+    Returns:
+        ``[...]`` sums in ``x.dtype``.
+    """
+    flat_x = x.reshape(*x.shape[:-2], -1)  # [..., repeats * lanes]
+    flat_a = None if active is None else active.reshape(flat_x.shape)
+    if count is None:  # the split form: one tree over every lane
+        return tree_sum(flat_x, flat_a, mode)
+    if arch == "2201":  # 方式一: tree inside each repeat, repeats in order
+        return sequential_sum(tree_sum(x, active, mode), mode)
+    epr = x.shape[-1]  # 方式二: the full repeats' tree, the tail's tree, their sum
+    body = max(count // epr, 1) * epr if count >= epr else count
+    total = tree_sum(flat_x[..., :body], None if flat_a is None else flat_a[..., :body], mode)
+    if count > body:
+        tail = tree_sum(flat_x[..., body:], None if flat_a is None else flat_a[..., body:], mode)
+        total = tree_sum(np.stack([total, tail], axis=-1).astype(x.dtype, copy=False), None, mode)
+    return total
 
 
 def first_extreme(x: np.ndarray, active: np.ndarray | None, largest: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -11,7 +11,7 @@ import enum
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, native
 
 
 class RoundMode(enum.Enum):
@@ -66,7 +66,7 @@ def _exact_minus(x: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def _to_float(x: np.ndarray, target: np.dtype, mode: RoundMode) -> np.ndarray:
-    near = dtypes.nearest(x, target)  # round to nearest even (one correctly rounded conversion)
+    near = native.nearest(x, target)  # round to nearest even (one correctly rounded conversion; half <-> float in C)
     if mode in (RoundMode.CAST_NONE, RoundMode.CAST_RINT) or x.dtype.itemsize <= target.itemsize and x.dtype.kind == "f":
         return near
     with np.errstate(invalid="ignore"):

@@ -32,9 +32,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from fusekit.machine import space_named
+
 from ..runtime import current
 from ..tensor import LocalTensor
-from ..trace import Access, Mem, Pipe
+from ..trace import Access, Pipe
 from . import overlap
 from .spec import Spec, export, register, same_on_all
 
@@ -173,7 +175,8 @@ def _accesses(ranges, tensors) -> tuple[Access, ...]:
     if tensors is not None:
         names = {t.name.split("[")[0] for t in tensors}
         name = names.pop() if len(names) == 1 else ", ".join(sorted(names))
-    return tuple(Access(Mem.UB, "UB", a, b, name) for a, b in ranges)
+    ub = space_named("UB")  # the address lists hold UB byte addresses (module docstring: TransDataTo5HD.md)
+    return tuple(Access(ub, ub.name, a, b, name) for a, b in ranges)
 
 
 @export
@@ -229,6 +232,7 @@ def trans_data_to_5hd(dst_list=None, src_list=None, params=None, *, dst=None, sr
     rep = np.broadcast_to(np.arange(repeat)[:, None, None], src_idx.shape)
     overlap.repeats(core, op, "dst_list", dst_idx, rep, "src_list", "src_list", src_idx, rep, exact_ok=True)
 
+    # a closure, not an Effect: it moves bytes between blocks named by address lists, transposing each repeat's blocks
     def effect():
         ub = core.ub
         for r in range(repeat):  # one repeat at a time: a later repeat may overwrite what an earlier one read

@@ -22,7 +22,7 @@ from . import deq
 from .arith import fused_multiply_add, relu
 from .execute import execute
 from .iteration import BINARY_FORMS, MISSING, bind, iteration
-from .rounding import RoundMode, convert
+from .rounding import RoundMode
 from .spec import ARITH, F16_F32, INT16, NO_FIGURE, Spec, destinations, export, register, same_on_all
 
 _PAGE = "AD-API Memory矢量计算/{}.md"
@@ -39,24 +39,25 @@ def binary(spec: Spec, operands: str = "dst, src0, src1", forms=BINARY_FORMS, pr
 
     Specs with a pair table convert the result to the destination dtype with CAST_RINT (integer
     destinations saturate: precision_conversion.md). ``prepare(core)``, if given, returns the
-    compute function at issue time (for instructions that read a register such as DEQSCALE).
+    scalar operands read from a register at issue time (DEQSCALE's scale); the spec's compute then
+    ends in its own conversion and the store rounds its result once.
     """
     def instr(dst=MISSING, src0=MISSING, src1=MISSING, *args, **kwargs) -> None:
         core = current(spec.name)
         form, values = bind(core, spec.name, operands, forms, args, kwargs, (dst, src0, src1))
         checks.local_operands(core, spec.name, dst, src0, src1)
-        compute = spec.compute
+        rounding, scalars = None, ()
         if spec.pairs is None:
             checks.same_dtype(core, spec.name, dst, src0, src1)
             checks.dtype_supported(core, spec, dst)
         else:
             checks.same_dtype(core, spec.name, src0, src1)
             checks.dtype_pair(core, spec, src0, dst)
-            compute = lambda *x: convert(np.asarray(spec.compute(*x)), dst.dtype, RoundMode.CAST_RINT)  # noqa: E731
+            rounding = RoundMode.CAST_RINT
         if prepare is not None:  # an instruction that reads a register reads it when it issues
-            compute = prepare(core)
+            rounding, scalars = None, prepare(core)
         execute(core, spec, iteration(core, spec.name, form, values, _wider(dst, src0)), dst,
-                {"src0": src0, "src1": src1}, compute)
+                {"src0": src0, "src1": src1}, scalars=scalars, rounding=rounding)
 
     instr.__name__ = instr.__qualname__ = spec.name
     table = spec.pairs if spec.pairs is not None else spec.dtypes
@@ -92,10 +93,10 @@ def _fused_mul_add_relu(a, b, d):
     return np.maximum(fused_multiply_add(a, d, b), 0.0)
 
 
-def _deq_relu_with(scale):
-    """AddDeqRelu.md: Relu(Cast(x * scale)), x = src0 + src1 (int32, wrapping as Add does); x * scale is
-    exact in float64 (31 + 11 bits) and the store rounds it once to half (CAST_RINT)."""
-    return lambda a, b: np.maximum(np.add(a, b).astype(np.float64) * np.float64(scale), 0.0)
+def _deq_relu(a, b, scale):
+    """AddDeqRelu.md: Relu(Cast(x * scale)), x = src0 + src1 (int32, wrapping as Add does), ``scale`` DEQSCALE's
+    half scale; x * scale is exact in float64 (31 + 11 bits) and the store rounds it once to half (CAST_RINT)."""
+    return np.maximum(np.add(a, b).astype(np.float64) * np.float64(scale), 0.0)
 
 
 _RELU = same_on_all({"int16", "float16", "float32"})  # AddRelu.md / SubRelu.md: A2/A3 and 310P AI Core
@@ -128,7 +129,7 @@ mul_cast = binary(_spec("mul_cast", "MulCast", "复合计算/MulCast", np.multip
 bitwise_and = binary(_spec("bitwise_and", "And", "逻辑计算/And", np.bitwise_and, same_on_all(INT16),
                            "dst = src0 & src1"))
 bitwise_or = binary(_spec("bitwise_or", "Or", "逻辑计算/Or", np.bitwise_or, same_on_all(INT16), "dst = src0 | src1"))
-_ADD_DEQ_RELU = _spec("add_deq_relu", "AddDeqRelu", "复合计算/AddDeqRelu", None, same_on_all({"float16"}),
+_ADD_DEQ_RELU = _spec("add_deq_relu", "AddDeqRelu", "复合计算/AddDeqRelu", _deq_relu, same_on_all({"float16"}),
                       "dst = max(cast(DEQSCALE * (src0 + src1)), 0)", pairs=same_on_all({("int32", "float16")}),
                       cost=NO_FIGURE)
-add_deq_relu = binary(_ADD_DEQ_RELU, prepare=lambda core: _deq_relu_with(deq.scale_of(core, "add_deq_relu")))
+add_deq_relu = binary(_ADD_DEQ_RELU, prepare=lambda core: (deq.scale_of(core, "add_deq_relu"),))

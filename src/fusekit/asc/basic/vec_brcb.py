@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import checks
+from ..effect import Effect, Operand, copy
 from ..runtime import current
 from ..trace import Pipe
 from . import overlap
@@ -81,10 +82,9 @@ def brcb(dst=MISSING, src0=MISSING, repeat_times=MISSING, repeat_params=MISSING)
     reads = ((s0, s1),) if n_src else ()
     overlap.disjoint(core, op, dst, d_ranges, {src0.name: reads}, "Brcb.md")
 
-    def effect():
-        values = src0.array(n_src)
-        dst.array(dst.length)[d_index] = values[:, None]
-
+    # a move: destination lane (block b, element k) takes source element b, every lane of a block the same one
+    effect = Effect(SPEC, Operand(dst, d_index.reshape(-1)), {"src0": Operand(src0, np.repeat(np.arange(n_src), per))},
+                    copy)
     n = n_src * per
     core.record(op, Pipe.V, reads=tuple(src0.access(a, b) for a, b in reads),
                 writes=tuple(dst.access(a, b) for a, b in d_ranges), count=n, nbytes=n * size, dtype=dst.dtype.name,

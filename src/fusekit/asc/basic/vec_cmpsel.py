@@ -51,18 +51,25 @@ import operator
 
 import numpy as np
 
+from fusekit.machine import space_named
+
 from .. import checks, corestate, dtypes
+from ..effect import Effect, Operand
 from ..runtime import current
 from ..tensor import LocalTensor
-from ..trace import Access, Mem
+from ..trace import Access
 from . import overlap
 from .iteration import (BLOCK, IS_SET_MASK, MASK_INT, MASK_LIST, MAX_REPEAT, REPEAT, REQUIRED, BinaryRepeatParams,
                         Form, Iteration, Param, UnaryRepeatParams, bind, iteration)
 from .lanes import lanes, merged_ranges
 from .spec import F16_F32, Spec, export, register, same_on_all
+from .vec_duplicate import SPEC as DUPLICATE
 
 _PAGE = "AD-API Memory矢量计算/比较与选择/{}.md"
 CMP_BYTES = 16  # the CmpMask register: 128 bits (Compare（结果存入寄存器）.md)
+# addresses these instructions name by number are UB addresses: the scratch at TMP_UB_OFFSET of select modes 1 and
+# 2 and the selMask address the CmpMask register holds in mode 2 (Select.md, 约束说明; module docstring)
+UB = space_named("UB")
 
 
 @export
@@ -251,13 +258,15 @@ def _vector_compare(core, spec: Spec, dst, srcs: dict, form: Form, values: dict,
                              f"{dst.length * dst.dtype.sizeof()} bytes; allocate {need} bytes (lanes / 8 per repeat)",
                          kind="out-of-bounds", **dst.describe(dst.length))
     byte_index = (starts[:, None] + np.arange(per_rep)[None, :]).reshape(-1)
-    writes = tuple(Access(Mem.UB, "UB", a, b, dst.name) for a, b in merged_ranges(byte_index, 1, dst.addr))
+    writes = tuple(Access(dst.space, dst.space.name, a, b, dst.name)
+                   for a, b in merged_ranges(byte_index, 1, dst.addr))
     reads = {role: s[role].accesses(t) for role, t in srcs.items()}
     d_rep = np.repeat(np.arange(it.repeats), per_rep)
     for role, t in srcs.items():
         s_addr, s_rep = overlap.lane_bytes(t, s[role].grid, np.ones(s[role].grid.shape, bool))
         overlap.repeats(core, op, dst.name, dst.addr + byte_index, d_rep, role, t.name, s_addr, s_rep, exact_ok=False)
 
+    # a closure, not an Effect: the results are bits, 8 lanes packed into each destination byte
     def effect():
         vals = [t.array(t.length)[s[role].grid] for role, t in srcs.items()]
         with np.errstate(all="ignore"):
@@ -392,6 +401,7 @@ def get_cmp_mask(dst) -> None:
                          kind="out-of-bounds", **dst.describe(dst.length))
     reg = _need_register(core, op)
 
+    # a closure, not an Effect: the source is the CmpMask register as it is when the instruction runs
     def effect():
         _ub_bytes(dst)[:CMP_BYTES] = reg.value
 
@@ -419,6 +429,7 @@ def set_cmp_mask(src) -> None:
     reg.loaded = True
     corestate.written(core, "cmp_mask")
 
+    # a closure, not an Effect: its destination is the CmpMask register, not memory
     def effect():
         reg.value = _ub_bytes(src)[:CMP_BYTES].copy()
 
@@ -520,15 +531,16 @@ def _stage_in_scratch(core, op: str, values: np.ndarray) -> None:
     corestate.written(core, "cmp_mask")
     name = "select scratch (TMP_UB_OFFSET)"
 
-    def duplicate():
-        core.ub[base:base + n] = values.view(np.uint8)
+    scratch = LocalTensor.at(core, base, values.size, dtypes.from_numpy(values.dtype), name, space=UB)
+    duplicate = Effect(DUPLICATE, Operand(scratch, values.size), {}, np.asarray, (values,))  # the fill: regular
 
+    # a closure, not an Effect: its destination is the CmpMask register, not memory
     def load():
         reg.value = core.ub[base:base + CMP_BYTES].copy()
 
-    core.record(op, SELECT.pipe, writes=(Access(Mem.UB, "UB", base, base + n, name),), count=values.size, nbytes=n,
+    core.record(op, SELECT.pipe, writes=(Access(UB, UB.name, base, base + n, name),), count=values.size, nbytes=n,
                 dtype=values.dtype.name, effect=duplicate, repeats=1, cost="Duplicate")
-    core.record(op, SELECT.pipe, reads=(Access(Mem.UB, "UB", base, base + CMP_BYTES, name),), count=CMP_BYTES * 8,
+    core.record(op, SELECT.pipe, reads=(Access(UB, UB.name, base, base + CMP_BYTES, name),), count=CMP_BYTES * 8,
                 nbytes=CMP_BYTES, dtype="uint8", effect=load, repeats=1, cost=SET_CMP_MASK.cpp)
 
 
@@ -613,9 +625,11 @@ def _select(core, dst, sel, src0, src1, mode: SelMode, it: Iteration, scalar=Non
         if addr + n > core.soc.ub_bytes:
             raise core.error(op, f"the CmpMask register points selMask at UB byte {addr}, {n} bytes past the end of UB",
                              kind="out-of-bounds")
-        reads.append(Access(Mem.UB, "UB", addr, addr + n, f"UB@{addr}"))
+        reads.append(Access(UB, UB.name, addr, addr + n, f"UB@{addr}"))
         sel_read = (addr, n)
 
+    # a closure, not an Effect: each lane's choice is a selMask bit (bit i of byte i // 8), read from UB or the CmpMask
+    # register when the instruction runs, as is the register form's scalar
     def effect():
         if mode is SelMode.VSEL_CMPMASK_SPR:
             raw = register.value if register is not None else core.ub[sel_read[0]:sel_read[0] + sel_read[1]]

@@ -51,5 +51,4 @@ def duplicate(dst=MISSING, scalar=MISSING, *args, **kwargs) -> None:
     checks.local_operands(core, "duplicate", dst)
     checks.dtype_supported(core, SPEC, dst)
     value = dtypes.to_scalar(scalar, dst.dtype)
-    execute(core, SPEC, iteration(core, "duplicate", form, values, dst.dtype.sizeof()), dst, {},
-            lambda: np.asarray(value))
+    execute(core, SPEC, iteration(core, "duplicate", form, values, dst.dtype.sizeof()), dst, {}, np.asarray, (value,))

@@ -140,6 +140,7 @@ def gather(dst=MISSING, src=MISSING, src_offset=MISSING, src_base=MISSING, *args
     overlap.disjoint(core, op, dst, d.ranges, {src.name: s_ranges, src_offset.name: o_ranges}, "Gather.md")
     base = int(src_base)
 
+    # a closure, not an Effect: the source lanes are addresses read from src_offset when the instruction runs
     def effect():
         # the offsets are read again here: an executor replaying a race applies effects in its own order
         now = (base + src_offset.array(src_offset.length)[o_index].astype(np.int64)) // size
@@ -213,6 +214,7 @@ def gatherb(dst=MISSING, src0=MISSING, offset=MISSING, repeat_times=MISSING, rep
     d_ranges = merged_ranges(d_index.ravel(), size, dst.addr)
     overlap.disjoint(core, op, dst, d_ranges, {src0.name: s_ranges, offset.name: o_ranges}, "Gatherb(ISASI).md")
 
+    # a closure, not an Effect: the source blocks are addresses read from offset when the instruction runs
     def effect():
         now = offset.array(offset.length)[o_index].astype(np.int64) // size
         idx = now[:, None] + np.arange(per)[None, :]

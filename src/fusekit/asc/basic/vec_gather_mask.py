@@ -187,6 +187,7 @@ def gather_mask(dst=MISSING, src0=MISSING, src1_pattern=MISSING, reduce_mode=MIS
     core.gather_mask_remain = n
     grid, pattern, builtin = s.grid, src1_pattern, (None if user else bits)
 
+    # a closure, not an Effect: which lanes it keeps, and so where each lands, depends on the pattern's bits in UB
     def effect():
         now = builtin if builtin is not None else _pattern_bits(pattern, it.repeats, lanes, src1_rep)
         picked = grid[it.active() & now] if grid is not None else np.zeros(0, np.int64)

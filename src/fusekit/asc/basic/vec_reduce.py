@@ -48,7 +48,7 @@ from . import overlap
 from .iteration import (BLOCK, IS_SET_MASK, MASK_INT, MASK_LIST, REPEAT, REQUIRED, Form, Iteration, Param, bind,
                         iteration)
 from .lanes import lanes, merged_ranges
-from .reduction import first_extreme, index_bits, sequential_sum, tree_sum
+from .reduction import first_extreme, index_bits, reduce_sum_order, tree_sum
 from .spec import F16_F32, NO_FIGURE, Spec, export, register, same_on_all
 
 _PAGE = "AD-API Memory矢量计算/归约计算/{}.md"
@@ -155,7 +155,7 @@ def _iteration(core, op: str, form: Form, values: dict, width: int) -> Iteration
 def _gather(src, grid: np.ndarray, active: np.ndarray) -> np.ndarray:
     """src values at ``grid`` ([repeats, lanes]); inactive lanes read element 0 (never used)."""
     safe = np.where(active, grid, 0)
-    return src.array(src.length)[safe]
+    return src.array(src.length)[..., safe]  # [...]: a lockstep group's cores come first (fusekit.asc.lockstep)
 
 
 def _per_repeat(core, spec: Spec, it: Iteration, dst, src, *, unit: int, rep_stride: int, written: np.ndarray,
@@ -186,6 +186,7 @@ def _per_repeat(core, spec: Spec, it: Iteration, dst, src, *, unit: int, rep_str
     size = dst.dtype.sizeof()
     writes = tuple(dst.access(a, b) for a, b in merged_ranges(targets, size, dst.addr))
 
+    # a closure, not an Effect: each result is a reduction tree over a repeat's lanes, rounded at every level
     def effect():
         if not targets.size:
             return
@@ -500,22 +501,33 @@ def _whole_tensor(spec: Spec, forms, kind: str):
         dense = count_form and rows * width <= src.length
         full = dense and kind == "sum" and arch == "2201" and it.count == rows * width
         active = None if full else it.active()
+        count = it.count if count_form else None  # ReduceSum's order: None is the split form's one tree
 
+        # a closure, not an Effect: one result from every lane, in the documented order, with rounding at every step
+        # Shapes have the cores of a lockstep group in front (``lead``: () on one core; fusekit.asc.lockstep)
         def effect():
             with np.errstate(all="ignore"):
-                x = src.array(rows * width).reshape(rows, width).copy() if dense else \
-                    _gather(src, s.grid, active)
+                values = src.array(rows * width)
+                lead = values.shape[:-1]
+                x = values.reshape(lead + (rows, width)).copy() if dense else _gather(src, s.grid, active)
                 if kind == "sum":
-                    result = np.array([_sum(x, active, count_form, arch, it, mode)], np_dtype)
-                    if not np.isfinite(result[0]) and np.isfinite(x if active is None else x[active]).all():
-                        core.overflowed.append(len(core.instrs) - 1)  # the sum left the dtype's range
+                    act = active if active is None or not lead else np.broadcast_to(active, x.shape)
+                    total = np.asarray(reduce_sum_order(x, act, count, arch, mode), np_dtype)  # ReduceSum.md order
+                    result = total[..., None]
+                    left = ~np.isfinite(total)
+                    if left.any():  # the sum left the dtype's range, from finite lanes
+                        lanes = (x if active is None else x[..., active]).reshape(lead + (-1,))
+                        core.note_overflow(len(core.instrs) - 1, left & np.isfinite(lanes).all(axis=-1))
                 else:
-                    value, index = first_extreme(x.reshape(1, -1), active.reshape(1, -1), kind == "max")
-                    element = s.grid.reshape(-1)[index[0]]
-                    result = np.array([value[0]], np_dtype)
+                    flat = x.reshape(lead + (1, -1))
+                    value, index = first_extreme(flat, np.broadcast_to(active.reshape(1, -1), flat.shape),
+                                                 kind == "max")
+                    value, index = value[..., 0], index[..., 0]
+                    result = np.asarray(value, np_dtype)[..., None]
                     if cal_index:
-                        result = np.concatenate([result, index_bits(np.array([element]), np_dtype)])
-            dst.array(outputs)[:] = result
+                        element = s.grid.reshape(-1)[index]
+                        result = np.concatenate([result, index_bits(np.asarray(element)[..., None], np_dtype)], axis=-1)
+            dst.array(outputs)[...] = result
 
         # the passes write partial results into the buffer and read them back; only the writes are recorded
         # (the reads are of bytes this instruction wrote), and the buffer's contents after it are left as they were
@@ -533,23 +545,6 @@ def _whole_tensor(spec: Spec, forms, kind: str):
                      "[low, high]. shared_tmp_buffer: at least tmp_elements(...) elements. dtypes: half, float.\n\n"
                      "Raises:\n    KernelError: a call form, dtype, alignment, bounds or buffer-size rule is broken.")
     return export(instr)
-
-
-def _sum(x: np.ndarray, active: np.ndarray, count_form: bool, arch: str, it: Iteration, mode: str):
-    """ReduceSum's documented order (ReduceSum.md 关键特性说明; module docstring)."""
-    if not count_form:
-        return tree_sum(x.reshape(-1), active.reshape(-1), mode)
-    if arch == "2201":  # 方式一: tree inside each repeat, repeats in order
-        return sequential_sum(tree_sum(x, active, mode), mode)
-    # 2002 (方式二, AD dav_m200 ReduceSum): tree over the full repeats, tree over the tail, then their sum
-    epr, count = it.lanes, it.count
-    body = max(count // epr, 1) * epr if count >= epr else count
-    flat_x, flat_a = x.reshape(-1), active.reshape(-1)
-    total = tree_sum(flat_x[:body], flat_a[:body], mode)
-    if count > body:
-        tail = tree_sum(flat_x[body:], flat_a[body:], mode)
-        total = tree_sum(np.array([total, tail], x.dtype), None, mode)
-    return total
 
 
 reduce_sum = _whole_tensor(_spec("reduce_sum", "ReduceSum", "ReduceSum", "dst[0] = sum of all active elements",

@@ -79,6 +79,7 @@ def scatter(dst=MISSING, src=MISSING, dst_offset=MISSING, dst_base=MISSING, *arg
     overlap.disjoint(core, op, dst, d_ranges, {src.name: s.ranges, dst_offset.name: o_ranges}, "通用地址重叠约束")
     base = int(dst_base)
 
+    # a closure, not an Effect: the destination lanes are addresses read from dst_offset when the instruction runs
     def effect():
         now = (base + dst_offset.array(dst_offset.length)[o_index].astype(np.int64)) // size
         ok = now < dst.length

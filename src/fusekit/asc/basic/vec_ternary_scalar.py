@@ -18,7 +18,14 @@ from .iteration import MISSING, UNARY_FORMS, bind, iteration
 from .spec import Spec, destinations, export, register, same_on_all
 
 _PAIRS = same_on_all({("float16", "float16"), ("float32", "float32"), ("float16", "float32")})
-SPEC = register(Spec("axpy", "Axpy", "vec_ternary_scalar", destinations(_PAIRS), pairs=_PAIRS, reads_dst=True,
+
+
+def _axpy(x, d, scalar):
+    """``scalar * x + d`` rounded once (the fused multiply-add this module assumes): src lanes, dst lanes, scalar."""
+    return fused_multiply_add(x, scalar, d)
+
+
+SPEC = register(Spec("axpy", "Axpy", "vec_ternary_scalar", destinations(_PAIRS), _axpy, pairs=_PAIRS, reads_dst=True,
                      source="AD-API Memory矢量计算/复合计算/Axpy.md", doc="dst = scalar * src + dst"))
 
 
@@ -36,5 +43,4 @@ def axpy(dst=MISSING, src=MISSING, scalar=MISSING, *args, **kwargs) -> None:
     checks.dtype_pair(core, SPEC, src, dst)
     value = dtypes.to_scalar(scalar, src.dtype)
     width = dst.dtype.sizeof() if dst.dtype.sizeof() >= src.dtype.sizeof() else src.dtype.sizeof()
-    execute(core, SPEC, iteration(core, "axpy", form, values, width), dst, {"src": src},
-            lambda x, d: fused_multiply_add(x, value, d))
+    execute(core, SPEC, iteration(core, "axpy", form, values, width), dst, {"src": src}, scalars=(value,))

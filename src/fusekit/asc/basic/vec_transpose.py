@@ -15,6 +15,7 @@ import enum
 import numpy as np
 
 from .. import checks
+from ..effect import Effect, Operand, copy
 from ..runtime import current
 from ..trace import Pipe
 from .spec import Spec, export, register
@@ -76,9 +77,9 @@ def _block16(core, op: str, dst, src, undefined=()) -> None:
         src.span(core, op, 256, hint="a 16 x 16 transpose needs 256 elements")
     _overlap(core, op, dst, d, src, s, allow_same=True)
 
-    def effect():
-        dst.array(256)[:] = src.array(256).reshape(16, 16).T.ravel()  # ravel copies: in-place works
-
+    # a move: dst element 16r + c takes src element 16c + r; the source lanes are read before any is written, so
+    # src may be dst
+    effect = Effect(SPEC, Operand(dst, np.arange(256)), {"src": Operand(src, _transposed((16, 16), (1, 0)))}, copy)
     core.record(op, Pipe.V, reads=(src.access(*s),), writes=(dst.access(*d),), undefined=undefined, count=256,
                 nbytes=512, dtype=dst.dtype.name, effect=effect, repeats=2, cost=SPEC.cpp)
 
@@ -157,9 +158,13 @@ def transpose(dst, src, shared_tmp_buffer=None, params=None) -> None:
         undefined = (shared_tmp_buffer.access(*t),) if need else ()
     shape, axes = ((n, c, h, w), (0, 2, 3, 1)) if kind is TransposeType.TRANSPOSE_NCHW2NHWC else ((n, h, w, c), (0, 3, 1, 2))
 
-    def effect():
-        dst.array(total)[:] = np.transpose(src.array(total).reshape(shape), axes).ravel()
-
+    # a move: each dst element takes the src element the layout change puts there
+    effect = Effect(SPEC, Operand(dst, np.arange(total)), {"src": Operand(src, _transposed(shape, axes))}, copy)
     core.record(op, Pipe.V, reads=(src.access(*s),) if total else (), writes=(dst.access(*d),) if total else (),
                 undefined=undefined, count=total, nbytes=total * size, dtype=name, effect=effect,
                 repeats=-(-total * size // 256), cost=SPEC.cpp)
+
+
+def _transposed(shape: tuple, axes: tuple) -> np.ndarray:
+    """The source element of each destination element, in order, when ``shape`` (row-major) moves by ``axes``."""
+    return np.transpose(np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape), axes).ravel()

@@ -8,15 +8,14 @@ count its own 32 B blocks.
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import checks
+from ..effect import copy
 from ..runtime import current
 from .execute import execute
 from .iteration import MISSING, UNARY_FORMS, bind, iteration
 from . import deq
 from .arith import relu
-from .rounding import RoundMode, convert, integral
+from .rounding import RoundMode, integral
 from .spec import Spec, destinations, export, register, same_on_all
 from .vec_binary import binary
 
@@ -97,14 +96,14 @@ def cast(dst=MISSING, src=MISSING, round_mode=MISSING, *args, **kwargs) -> None:
         raise core.error(op, f"Cast {pair[0]} -> {pair[1]} does not take {round_mode.name} on {core.soc.name}; it "
                              f"takes {modes} (Cast.md 数据类型; the NPU's debug build asserts \"illegal input cast "
                              "mode\")", kind="unsupported", tensor=dst.name)
-    if pair == ("int32", "float16"):
-        scale = float(deq.scale_of(core, op))
-        compute = lambda x: convert(x.astype(np.float64) * scale, dst.dtype, RoundMode.CAST_RINT)  # noqa: E731
-    elif pair[0] == pair[1]:
-        compute = lambda x: integral(x, round_mode)  # noqa: E731
+    if pair == ("int32", "float16"):  # round_mode is ignored: half(src * scale), RINT (see the docstring)
+        compute, scalars, rounding = deq.scaled, (float(deq.scale_of(core, op)),), RoundMode.CAST_RINT
+    elif pair[0] == pair[1]:  # float -> float: rounding to an integral value is the whole computation
+        compute, scalars, rounding = integral, (round_mode,), None
     else:
-        compute = lambda x: convert(x, dst.dtype, round_mode)  # noqa: E731
-    execute(core, SPEC, iteration(core, op, form, values, _wider(dst, src)), dst, {"src": src}, compute)
+        compute, scalars, rounding = copy, (), round_mode
+    execute(core, SPEC, iteration(core, op, form, values, _wider(dst, src)), dst, {"src": src}, compute, scalars,
+            rounding)
 
 
 def _wider(dst, src) -> int:

@@ -4,6 +4,10 @@ Inputs are zeros (values do not change an elementwise kernel's instructions), ef
 (``NO_VALUES``) and, with ``sample=True``, only the first and the last core run: every other
 core of these kernels does the first core's work (``fusekit.tiling``), which ``fusekit.timing``
 schedules from the first core's Trace.
+
+These are the operators' Traces, so they live with the operators, a layer above the timing model: the
+timing model's searches and studies that need them take them as arguments (``fusekit.timing.tune.descend``'s
+``time_of``, ``fusekit.timing.studies.validate(workloads=...)``).
 """
 
 from __future__ import annotations
@@ -12,9 +16,9 @@ import numpy as np
 
 from fusekit.asc import dtypes
 from fusekit.asc.trace import Trace
-from fusekit.ops import fused_add_scale, unfused_add_muls
+from fusekit.timing import NO_VALUES
 
-from . import NO_VALUES
+from . import fused_add_scale, unfused_add_muls
 
 
 def _inputs(n: int, dtype) -> tuple[np.ndarray, np.ndarray]:
