@@ -149,7 +149,28 @@ def ints(values: list[int], cls=None):
     return LaneInt(tuple(values), cls)
 
 
-class LaneInt:
+class _Compared:
+    """The six comparisons of a per-core value, lane by lane: Python's (an int compares with an int or a float
+    exactly), giving a :class:`LaneBool`."""
+
+    __slots__ = ()
+
+    def _compare(self, o, op: str):
+        other = _compare_side(o)
+        if other is None:
+            return NotImplemented
+        fn = _COMPARE[op]
+        return bools([fn(a, b) for a, b in zip(self.v, other)])
+
+    def __eq__(self, o): return self._compare(o, "==")
+    def __ne__(self, o): return self._compare(o, "!=")
+    def __lt__(self, o): return self._compare(o, "<")
+    def __le__(self, o): return self._compare(o, "<=")
+    def __gt__(self, o): return self._compare(o, ">")
+    def __ge__(self, o): return self._compare(o, ">=")
+
+
+class LaneInt(_Compared):
     """One integer per core (module docstring). ``v``: the values in the group's core order; ``cls``: a ``ScalarInt``
     class of ``fusekit.asc.scalar``, or None for a plain Python int."""
 
@@ -219,21 +240,6 @@ class LaneInt:
         if self.cls is not None:
             _fits(values, self.cls)
         return ints(list(values), self.cls)
-
-    # comparisons are Python's (an int compares with an int or a float exactly)
-    def _compare(self, o, op: str):
-        other = _compare_side(o)
-        if other is None:
-            return NotImplemented
-        fn = _COMPARE[op]
-        return bools([fn(a, b) for a, b in zip(self.v, other)])
-
-    def __eq__(self, o): return self._compare(o, "==")
-    def __ne__(self, o): return self._compare(o, "!=")
-    def __lt__(self, o): return self._compare(o, "<")
-    def __le__(self, o): return self._compare(o, "<=")
-    def __gt__(self, o): return self._compare(o, ">")
-    def __ge__(self, o): return self._compare(o, ">=")
 
     # where Python needs one value, the cores part ways
     def __bool__(self):
@@ -374,7 +380,7 @@ def _float_binary(x, y, op: str):
     return floats(values)
 
 
-class LaneFloat:
+class LaneFloat(_Compared):
     """One Python float per core (module docstring): ``v`` in the group's core order."""
 
     __slots__ = ("v",)
@@ -412,20 +418,6 @@ class LaneFloat:
 
     def __abs__(self):
         return floats([abs(v) for v in self.v])
-
-    def _compare(self, o, op: str):
-        other = _compare_side(o)
-        if other is None:
-            return NotImplemented
-        fn = _COMPARE[op]
-        return bools([fn(a, b) for a, b in zip(self.v, other)])
-
-    def __eq__(self, o): return self._compare(o, "==")
-    def __ne__(self, o): return self._compare(o, "!=")
-    def __lt__(self, o): return self._compare(o, "<")
-    def __le__(self, o): return self._compare(o, "<=")
-    def __gt__(self, o): return self._compare(o, ">")
-    def __ge__(self, o): return self._compare(o, ">=")
 
     def __bool__(self):
         return _one_truth([v != 0.0 for v in self.v])
