@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import io
 
+import os
+
 import numpy as np
 import pytest
 
@@ -122,6 +124,25 @@ def test_an_out_of_bounds_kernel_names_the_first_faulting_core():
     assert [len(c) for c in got.trace.cores[:5]] == [len(c) for c in ref.trace.cores[:5]]
 
 
+def test_under_the_sanitizer_a_clean_kernel_runs_lockstep_and_a_faulting_one_collects_its_faults():
+    """The sanitizer's first run passes a faults list: no reason to refuse, since a fault sends the launch back."""
+    x = np.arange(4 * N, dtype=np.float32)
+    faults: list = []
+    trace = _run(_copy_scaled, 4, x, np.zeros_like(x), faults=faults).trace
+    assert (trace.executor, faults) == ("lockstep", [])
+    cores, total = 6, 4 * (N + 8) + N
+    got, want = [], []
+    for env, collected in (("lockstep", got), ("reference", want)):
+        os.environ["FUSEKIT_EXECUTOR"] = env
+        try:
+            result = _run(_past_the_end, cores, np.zeros(total, np.float32), np.zeros(cores * N, np.float32), total,
+                          faults=collected)
+        finally:
+            del os.environ["FUSEKIT_EXECUTOR"]
+        assert result.trace.executor == "reference"
+    assert [str(e) for e in got] == [str(e) for e in want] and got  # core 5's read, collected, the kernel went on
+
+
 @asc.jit
 def _hello(x: asc.GlobalAddress):
     idx = asc.get_block_idx()
@@ -142,9 +163,68 @@ def test_progress_is_called_once_per_core():
     assert trace.executor == "lockstep" and len(calls) == 8
     calls.clear()
     trace = _run(_late_printf, 8, x, np.zeros_like(x), progress=lambda: calls.append(1), device_output=None).trace
-    # the cores 0..6 ended in lockstep before the last core's printf gave the launch to the reference executor
     assert trace.executor == "reference" and "device output" in trace.fallback
     assert len(calls) == 8
+
+
+def test_progress_after_a_fault_counts_only_the_cores_the_reference_ran():
+    """Core 5 of 8 faults: its group [5] runs after [0-4, 6, 7] ended, yet only cores 0-4 end on the reference."""
+    cores, total = 8, 4 * (N + 8) + N
+    counts = []
+    for env in ("lockstep", "reference"):
+        calls: list = []
+        os.environ["FUSEKIT_EXECUTOR"] = env
+        try:
+            with pytest.raises(asc.KernelError) as caught:
+                _run(_past_the_end, cores, np.zeros(total, np.float32), np.zeros(cores * N, np.float32), total,
+                     progress=lambda: calls.append(1))
+        finally:
+            del os.environ["FUSEKIT_EXECUTOR"]
+        assert caught.value.core == 5
+        counts.append(len(calls))
+    assert counts == [5, 5]
+
+
+_STEPS = [0]
+
+
+def _next_step(_count=_STEPS):  # state kept in a default argument: once per core on the reference
+    _count[0] += 1
+    return _count[0]
+
+
+@asc.jit
+def _counts_calls(x: asc.GlobalAddress, y: asc.GlobalAddress):
+    start = asc.get_block_idx() * N
+    pipe = asc.TPipe()
+    t = ub_buf(pipe, asc.float32, N)
+    asc.data_copy(t, gm_view(x + start, N), N)
+    asc.adds(t, t, float(_next_step()), N)
+    asc.data_copy(gm_view(y + start, N), t, N)
+
+
+@asc.jit
+def _asks_the_type(x: asc.GlobalAddress, y: asc.GlobalAddress):
+    start = asc.get_block_idx() * N
+    pipe = asc.TPipe()
+    t = ub_buf(pipe, asc.float32, N)
+    asc.data_copy(t, gm_view(x + start, N), N)
+    if isinstance(asc.get_block_idx(), int):  # an int32 scalar on the reference
+        asc.muls(t, t, 2.0, N)
+    asc.data_copy(gm_view(y + start, N), t, N)
+
+
+def test_python_that_sees_more_than_values_runs_on_the_reference():
+    x = np.arange(4 * N, dtype=np.float32)
+    _STEPS[0] = 0
+    y = np.zeros_like(x)
+    trace = _run(_counts_calls, 4, x, y).trace
+    assert trace.executor == "reference" and "default argument" in trace.fallback, trace.fallback
+    np.testing.assert_array_equal(y, x + np.repeat(np.arange(1, 5, dtype=np.float32), N))
+    y = np.zeros_like(x)
+    trace = _run(_asks_the_type, 4, x, y).trace
+    assert trace.executor == "reference" and "isinstance" in trace.fallback, trace.fallback
+    np.testing.assert_array_equal(y, 2 * x)
 
 
 @asc.jit
@@ -273,9 +353,6 @@ def test_more_launches_the_reference_executor_runs():
     trace = _run(_same_row, cores, x, y).trace
     assert trace.executor == "reference" and "written by aiv(" in trace.fallback, trace.fallback
     np.testing.assert_array_equal(y, x[-N:])  # block order: the last core's copy lands last
-    faults: list = []
-    trace = _run(_copy_scaled, cores, x, np.zeros_like(x), faults=faults).trace
-    assert trace.executor == "reference" and "faults" in trace.fallback
     first = _run(_copy_scaled, cores, x, np.zeros_like(x))
     trace = _run(_copy_scaled, cores, x, np.zeros_like(x), initial_state=first).trace
     assert trace.executor == "reference" and trace.fallback == "initial_state"

@@ -385,7 +385,7 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
         strict: raise on DataCopy lengths the NPU would silently round down (default).
         executor: decides when instruction effects land (race replay; the reference executor runs it); default: at
             once.
-        progress: called each time a core finishes (progress bars): once per core, in lockstep as each group ends.
+        progress: called each time a core finishes (progress bars): once per core; in lockstep once the launch has run.
         sample_cores: run only the first and the last core; the Trace lets core 0 stand in for the
             others (``Trace.stand_ins``). For timing kernels whose cores but the last do the same
             work (the tuner); the outputs are incomplete. Ignored for kernels that call sync_all.
@@ -443,7 +443,7 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
         outcome = lockstep.run(kernel, int(core_num), bound, gm, trace, spec, strict, overflow_mode, progress)
         if not isinstance(outcome, lockstep.Refused):
             return LaunchResult(outcome, time.perf_counter() - started)
-        fallback, progress = outcome.reason, outcome.rest_of(progress)
+        fallback = outcome.reason
         for array in gm.values():
             array.load()  # the reference run starts from the original GM contents
     trace.executor, trace.fallback = "reference", fallback

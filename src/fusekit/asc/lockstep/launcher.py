@@ -14,19 +14,20 @@ executor.
 The result is exact or not used. The launch goes to the reference executor (``fusekit.asc.runtime``: one core after
 another in block order), from the original GM contents, when:
 
-- before it starts (:func:`refusal`): ``FUSEKIT_EXECUTOR=reference``, an executor (the sanitizer's race replay), the
-  sanitizer's fault list, ``sample_cores``, ``reverse_cores``, ``initial_state``, one core, a kernel that
+- before it starts (:func:`refusal`): ``FUSEKIT_EXECUTOR=reference``, an executor (the sanitizer's race replay),
+  ``sample_cores``, ``reverse_cores``, ``initial_state``, one core, a kernel that
   synchronises cores (``sync_all``, cross-core flags), or one whose Python has effects outside the simulator
   (``fusekit.asc.lockstep.purity``);
 - while it runs: an instruction or effect the groups do not run (``fusekit.asc.lockstep.group``), any KernelError
-  (the reference names its first faulting core in block order, with its partial Trace), any other exception of the
-  kernel;
+  (the reference names its first faulting core in block order, with its partial Trace; under the sanitizer it
+  collects the access faults, ``launch(faults=)``), any other exception of the kernel;
 - after it ran: a core read or wrote GM bytes another core wrote (``fusekit.asc.lockstep.crossing``): the reference's
   sequential order decides what such a kernel computes.
 
 Otherwise its outputs and its Trace (every field of every ``Instr`` of every core, built on first read of
 ``Trace.cores``) are the reference executor's; ``Trace.executor`` says which one ran and ``Trace.fallback`` why the
-lockstep executor did not. ``progress`` is called once per core, as each group ends.
+lockstep executor did not. ``progress`` is called once per core when the launch has run (the reference executor
+calls it as each core ends).
 """
 
 from __future__ import annotations
@@ -52,25 +53,10 @@ GROUP_BYTES = 64 << 20  # the most local memory one group stacks: a launch of mo
 
 @dataclass
 class Refused:
-    """The lockstep executor gave the launch back: ``reason`` (``Trace.fallback``) and the ``progress`` calls it made
-    already (for the groups that had ended), which the reference run must not repeat."""
+    """The lockstep executor gave the launch back, having called ``progress`` for none of its cores: ``reason``
+    (``Trace.fallback``)."""
 
     reason: str
-    reported: int = 0
-
-    def rest_of(self, progress: Callable[[], None] | None) -> Callable[[], None] | None:
-        """``progress`` for the reference run: its first ``reported`` calls are the ones made already."""
-        if progress is None or not self.reported:
-            return progress
-        left = [self.reported]
-
-        def call() -> None:
-            if left[0]:
-                left[0] -= 1
-            else:
-                progress()
-
-        return call
 
 
 def refusal(kernel: KernelFunction, core_num: int, bound: dict, *, executor=None, faults=None,
@@ -87,8 +73,8 @@ def refusal(kernel: KernelFunction, core_num: int, bound: dict, *, executor=None
         return f"{ENV}=reference"
     if executor is not None:
         return "an executor decides when effects land (the sanitizer's race replay)"
-    if faults is not None:
-        return "the sanitizer collects access faults"
+    # a faults list (the sanitizer's first run) is no reason: an access fault is a KernelError here, which sends the
+    # launch to the reference, where it is collected; without one, collecting changes nothing
     if sample_cores:
         return "sample_cores"
     if reverse_cores:
@@ -126,7 +112,6 @@ def run(kernel: KernelFunction, core_num: int, bound: dict, gm: dict, trace: Tra
         reloads it from the arguments).
     """
     ran: list[_Ran] = []
-    reported = 0
     local = sum(space.size(soc) for space in GroupCore.kind.spaces) or 1
     width = max(GROUP_BYTES // local, 1)  # cores per starting group (48 x 192 KiB = 9 MiB: all of a 910B's)
     work = [tuple(range(first, min(first + width, core_num))) for first in range(0, core_num, width)]
@@ -142,27 +127,27 @@ def run(kernel: KernelFunction, core_num: int, bound: dict, gm: dict, trace: Tra
                 first = tuple(m for m, k in zip(members, keep) if k)
                 rest = tuple(m for m, k in zip(members, keep) if not k)
                 if not first or not rest:
-                    return Refused("a divergence that does not split its group", reported)
+                    return Refused("a divergence that does not split its group")
                 work[:0] = [first, rest]
                 continue
             except Unsupported as exc:
-                return Refused(exc.reason, reported)
+                return Refused(exc.reason)
             except KernelError as exc:
                 return Refused(f"a KernelError on a core group ({exc.op}): the reference executor names its first "
-                               "faulting core in block order", reported)
+                               "faulting core in block order")
             except Exception as exc:  # noqa: BLE001 - the kernel's own exception: the reference run raises it again
-                return Refused(f"the kernel raised {type(exc).__name__}", reported)
-            if progress is not None:
-                for _ in members:
-                    progress()
-                    reported += 1
+                return Refused(f"the kernel raised {type(exc).__name__}")
     finally:
         if collector_was_on:
             gc.enable()
     clash = crossing([(g.members, g.templates) for g in ran])
     if clash is not None:
-        return Refused(f"{clash}: the reference executor's block order decides what the kernel computes", reported)
+        return Refused(f"{clash}: the reference executor's block order decides what the kernel computes")
     _fill(trace, core_num, ran)
+    # progress once per core only now: a reference rerun after a refusal calls it for the cores it runs, and stops at
+    # the first faulting core in block order, so no call made here may be one the reference would not make
+    for _ in range(core_num if progress is not None else 0):
+        progress()
     written = {a.buffer for g in ran for t in g.templates for a in t.writes}  # as runtime._copy_back reads the Trace
     for array in gm.values():
         if array.name in written:

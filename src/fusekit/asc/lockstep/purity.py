@@ -32,11 +32,14 @@ import numpy as np
 from .. import dtypes
 from ..runtime import GlobalAddress, KernelFunction
 
+# builtins that see a value through its arithmetic (getattr too: a per-core int has its scalar's dtype); those that
+# see its type, text or hash (isinstance, issubclass, type, repr, str, format, hash) would tell a group's per-core
+# value from the reference's scalar, so a kernel that calls them runs on the reference
 _SAFE_BUILTINS = frozenset({
     "abs", "all", "any", "bool", "bytes", "callable", "chr", "complex", "dict", "divmod", "enumerate", "filter",
-    "float", "format", "frozenset", "getattr", "hasattr", "hash", "int", "isinstance", "issubclass", "iter", "len",
-    "list", "map", "max", "min", "next", "object", "ord", "pow", "range", "repr", "reversed", "round", "set", "slice",
-    "sorted", "str", "sum", "super", "tuple", "type", "zip", "NotImplemented", "Ellipsis", "None", "True", "False",
+    "float", "frozenset", "getattr", "hasattr", "int", "iter", "len", "list", "map", "max", "min", "next", "object",
+    "ord", "pow", "range", "reversed", "round", "set", "slice", "sorted", "sum", "super", "tuple", "zip",
+    "NotImplemented", "Ellipsis", "None", "True", "False",
 })
 _SAFE_MODULES = frozenset({"math"})
 _MUTATIONS = frozenset({"STORE_GLOBAL", "DELETE_GLOBAL", "IMPORT_NAME", "IMPORT_FROM", "SETUP_FINALLY", "SETUP_WITH",
@@ -64,6 +67,10 @@ def _function(fn, seen: set) -> str | None:
     verdict, names = _code(code)
     if verdict is not None:
         return f"{fn.__qualname__}: {verdict}"
+    for default in (*(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values()):  # state kept across calls
+        why = _value(default, seen)
+        if why is not None:
+            return f"{fn.__qualname__} has the default argument {default!r}: {why}"
     cells = dict(zip(code.co_freevars, fn.__closure__ or ()))
     for kind, name in names:
         if kind == "global":

@@ -182,6 +182,13 @@ class LaneInt(_Compared):
         self.v, self.cls, self._np = v, cls, None
 
     @property
+    def dtype(self):
+        """The C type of the values (``ScalarInt.dtype``); AttributeError for plain Python ints, as ``int`` has none."""
+        if self.cls is None:
+            raise AttributeError("'int' object has no attribute 'dtype'")
+        return self.cls.dtype
+
+    @property
     def array(self) -> np.ndarray:
         """The values as int64 (cached; plain offsets and int32 scalars fit)."""
         if self._np is None:
