@@ -252,22 +252,10 @@ class LaneInt(_Compared):
     def __bool__(self):
         return _one_truth([v != 0 for v in self.v])
 
-    def __index__(self):
+    def _one(self, *_, **__):  # Python or numpy would make one value of it: the cores part ways instead
         raise _split(list(self.v))
 
-    __int__ = __index__
-
-    def __float__(self):
-        raise _split(list(self.v))
-
-    def __array__(self, dtype=None, copy=None):  # numpy would make one value of it: the cores part ways instead
-        raise _split(list(self.v))
-
-    def __str__(self):
-        raise _split(list(self.v))
-
-    def __format__(self, spec):
-        raise _split(list(self.v))
+    __index__ = __int__ = __float__ = __array__ = __str__ = __format__ = _one
 
     def __repr__(self) -> str:
         return f"LaneInt({self.cls.dtype.name if self.cls else 'int'}: {list(self.v)})"
@@ -334,19 +322,10 @@ class LaneBool:
     def __bool__(self):
         return _one_truth(list(self.v))
 
-    def __index__(self):
+    def _one(self, *_, **__):  # Python or numpy would make one value of it: the cores part ways instead
         raise _split(list(self.v))
 
-    __int__ = __float__ = __index__
-
-    def __array__(self, dtype=None, copy=None):
-        raise _split(list(self.v))
-
-    def __str__(self):
-        raise _split(list(self.v))
-
-    def __format__(self, spec):
-        raise _split(list(self.v))
+    __index__ = __int__ = __float__ = __array__ = __str__ = __format__ = _one
 
     def __repr__(self) -> str:
         return f"LaneBool({list(self.v)})"
