@@ -15,6 +15,7 @@ import os
 import sys
 import threading
 import time
+import types
 import typing
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
@@ -66,8 +67,29 @@ class KernelError(RuntimeError):
         super().__init__(f"{op}{where}{at}: {detail}")
 
 
+class ForeignSite:
+    """A call site in kernel code that is not Python (a C++ kernel's ``file:line``, :mod:`fusekit.cpp`), with the
+    attributes of a frame that fusekit reads where it names a call site (``f_code.co_filename``, ``f_lineno``;
+    no ``f_locals``, so objects go by their fallback names)."""
+
+    __slots__ = ("f_code", "f_lineno", "f_locals", "f_back")
+
+    def __init__(self, file: str, line: int):
+        self.f_code = types.SimpleNamespace(co_filename=file)
+        self.f_lineno, self.f_locals, self.f_back = line, {}, None
+
+
+def set_foreign_site(site: "ForeignSite | None") -> None:
+    """Name ``site`` as the kernel's call site of this thread's next calls (None: Python frames again)."""
+    _running.site = site
+
+
 def kernel_frame():
-    """The innermost frame that belongs to kernel code (not to ``fusekit.asc``)."""
+    """The innermost frame that belongs to kernel code (not to ``fusekit.asc``), or the :class:`ForeignSite` a
+    compiled kernel's call set."""
+    site = getattr(_running, "site", None)
+    if site is not None:
+        return site
     frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(ASC_DIR):
         frame = frame.f_back
@@ -315,6 +337,10 @@ class KernelFunction:
 
         return launcher
 
+    def argument(self, name: str, value, kind: str = ""):
+        """A launch argument as the kernel receives it (numpy arrays become GM buffers; :func:`_to_device`)."""
+        return _to_device(name, value, kind)
+
     def __repr__(self) -> str:
         return f"<asc.jit kernel {self.fn.__name__}>"
 
@@ -497,7 +523,7 @@ def _bind(kernel: KernelFunction, args: tuple, kwargs: dict) -> dict[str, Any]:
         raise TypeError(f"{kernel.fn.__name__}: {exc}") from None
     bound.apply_defaults()
     params = kernel.signature.parameters
-    return {name: _to_device(name, value, _annotation(params[name])) for name, value in bound.arguments.items()}
+    return {name: kernel.argument(name, value, _annotation(params[name])) for name, value in bound.arguments.items()}
 
 
 def annotation_text(param: inspect.Parameter) -> str:

@@ -15,7 +15,7 @@ The result is exact or not used. The launch goes to the reference executor (``fu
 another in block order), from the original GM contents, when:
 
 - before it starts (:func:`refusal`): ``FUSEKIT_EXECUTOR=reference``, an executor (the sanitizer's race replay),
-  ``sample_cores``, ``reverse_cores``, ``initial_state``, one core, a kernel that
+  ``sample_cores``, ``reverse_cores``, ``initial_state``, one core, a compiled C++ kernel (:mod:`fusekit.cpp`), a kernel that
   synchronises cores (``sync_all``, cross-core flags), or one whose Python has effects outside the simulator
   (``fusekit.asc.lockstep.purity``);
 - while it runs: an instruction or effect the groups do not run (``fusekit.asc.lockstep.group``), any KernelError
@@ -83,6 +83,8 @@ def refusal(kernel: KernelFunction, core_num: int, bound: dict, *, executor=None
         return "initial_state"
     if core_num == 1:
         return "one core"
+    if getattr(kernel, "runs_natively", False):
+        return "a compiled C++ kernel (its scalar code runs natively, once per core)"
     if _calls_sync_all(kernel.fn):
         return "the kernel synchronises cores (sync_all, cross-core flags)"
     why = purity.refusal(kernel, bound)

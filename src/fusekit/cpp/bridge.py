@@ -1,0 +1,230 @@
+"""The Python end of ``fusekit/bridge.h``: a C++ kernel's Ascend C calls run on fusekit's simulator.
+
+A compiled kernel calls one function, :func:`dispatch`, for every Ascend C call: its C++ name, the object it is a
+method of (a handle, 0 for a free function), the kernel source's ``file:line``, and its arguments as ``Arg``
+records. The call is mapped onto the pyasc API the simulator implements (``AscendC::Add(dst, a, b, n)`` is
+``asc.add(dst, a, b, n)``, ``que.AllocTensor<half>()`` is ``que.alloc_tensor(asc.float16)``), so a C++ kernel and
+its pyasc twin run the same instruction code and record the same Trace. While it runs, the call site is the C++
+one (:class:`fusekit.asc.runtime.ForeignSite`): a KernelError names the ``.cpp`` or ``.asc`` file and line.
+
+A Python exception cannot cross the C++ frames: :func:`dispatch` keeps it, returns 1, the kernel unwinds to its
+entry (``fusekit::Abort``) and :func:`reraise` raises it in Python.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+from typing import Any, Callable
+
+import numpy as np
+
+from fusekit import asc
+from fusekit.asc import dtypes
+from fusekit.asc.runtime import ForeignSite, GlobalAddress, KernelError, running_core, set_foreign_site
+
+from .headers import CPP_NAMES
+from .memory import Pointer, device_address, pointer_at
+
+ARG_NONE, ARG_INT, ARG_FLOAT, ARG_OBJECT, ARG_ADDRESS, ARG_DTYPE, ARG_ENUM, ARG_STRUCT, ARG_STRING, ARG_ARRAY = range(10)
+
+
+class Arg(ctypes.Structure):
+    """``fusekit::Arg`` (bridge.h): one argument or result of a call."""
+
+    _fields_ = [("kind", ctypes.c_int32), ("size", ctypes.c_int32), ("i", ctypes.c_int64), ("f", ctypes.c_double),
+                ("s", ctypes.c_char_p), ("p", ctypes.c_void_p)]
+
+
+DISPATCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_int64, ctypes.c_char_p, ctypes.c_int32,
+                            ctypes.c_int32, ctypes.POINTER(Arg), ctypes.POINTER(Arg))
+
+_PYTHON_NAMES = {cpp: py for py, cpp in CPP_NAMES.items()} | {"EnQue": "enque", "DeQue": "deque"}
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def python_name(cpp: str) -> str:
+    """pyasc's snake_case name for an Ascend C call (``DataCopyPad`` -> ``data_copy_pad``, ``And`` -> ``bitwise_and``)."""
+    return _PYTHON_NAMES.get(cpp) or _CAMEL.sub("_", cpp).lower()
+
+
+class Session:
+    """The simulator objects the C++ side holds handles to, and the exception a call raised; one per thread."""
+
+    def __init__(self):
+        self.objects: dict[int, Any] = {}
+        self.pending: BaseException | None = None
+        self.site = ForeignSite("", 0)
+
+    def handle(self, obj) -> int:
+        key = len(self.objects) + 1
+        self.objects[key] = obj
+        return key
+
+
+_session = Session()
+# the one C callback every compiled library calls (kept alive here: ctypes frees a callback nobody holds)
+CALLBACK = None
+
+
+def callback():
+    """The ctypes function pointer of :func:`dispatch` (made once)."""
+    global CALLBACK
+    if CALLBACK is None:
+        CALLBACK = DISPATCH(dispatch)
+    return CALLBACK
+
+
+def reset() -> None:
+    """Drop the handles of the last launch (a new launch starts with none)."""
+    _session.objects.clear()
+    _session.pending = None
+
+
+def reraise() -> None:
+    """Raise the exception a call kept (after the kernel unwound), if one did."""
+    exc, _session.pending = _session.pending, None
+    if exc is not None:
+        raise exc
+
+
+def dispatch(name: bytes, self: int, file: bytes, line: int, n: int, args, result) -> int:
+    """Run one Ascend C call of a compiled kernel (the C callback; never raises)."""
+    try:
+        if file:  # a call with no site of its own (operator[]) keeps the last one
+            _session.site = ForeignSite(file.decode(), line)
+        set_foreign_site(_session.site)
+        values = [_decode(args[k]) for k in range(n)]
+        _encode(_call(name.decode(), self, values), result[0])
+        return 0
+    except BaseException as exc:  # noqa: BLE001 - every exception goes back to Python through reraise()
+        _session.pending = exc
+        return 1
+    finally:
+        set_foreign_site(None)
+
+
+def _decode(a: Arg):
+    kind = a.kind
+    if kind == ARG_INT:
+        return bool(a.i) if a.s == b"bool" else int(a.i)
+    if kind == ARG_FLOAT:
+        return float(a.f)
+    if kind == ARG_OBJECT:
+        return _object(a.i)
+    if kind == ARG_ADDRESS:
+        return Pointer(int(a.i) & (2 ** 64 - 1), a.s.decode() if a.s else None)
+    if kind == ARG_DTYPE:
+        return dtypes.DataType(a.s.decode())
+    if kind == ARG_ENUM:
+        return list(getattr(asc, a.s.decode()))[a.i]
+    if kind == ARG_STRUCT:
+        fields = ctypes.cast(a.p, ctypes.POINTER(Arg))
+        return getattr(asc, a.s.decode())(*[_decode(fields[k]) for k in range(a.size)])
+    if kind == ARG_STRING:
+        return a.s.decode(errors="replace")
+    if kind == ARG_ARRAY:
+        items = ctypes.cast(a.p, ctypes.POINTER(Arg))
+        return [_decode(items[k]) for k in range(a.size)]
+    return None
+
+
+def _object(handle: int):
+    try:
+        return _session.objects[handle]
+    except KeyError:
+        raise _error("argument", "an object the simulator does not know (handle %d): a GlobalTensor used before "
+                                 "SetGlobalBuffer, or a tensor from an earlier launch" % handle) from None
+
+
+def _encode(value, out: Arg) -> None:
+    if value is None:
+        out.kind = ARG_NONE
+    elif isinstance(value, (bool, np.bool_)):
+        out.kind, out.i = ARG_INT, int(value)
+    elif isinstance(value, (float, np.floating)):
+        out.kind, out.f = ARG_FLOAT, float(value)
+    elif isinstance(value, GlobalAddress):
+        out.kind, out.i = ARG_ADDRESS, device_address(value)
+    elif hasattr(value, "__index__"):  # int, numpy integers, fusekit's int32 scalars
+        out.kind, out.i = ARG_INT, int(value)
+    else:
+        out.kind, out.i = ARG_OBJECT, _session.handle(value)
+
+
+def _error(op: str, detail: str, kind: str = "api") -> KernelError:
+    core = running_core()
+    if core is None:
+        return KernelError(op, detail, file=_session.site.f_code.co_filename, line=_session.site.f_lineno, kind=kind)
+    return core.error(op, detail, kind)
+
+
+def _not_simulated(what: str) -> KernelError:
+    return _error(what, f"{what} is not simulated by fusekit (no pyasc counterpart in fusekit.asc); see the README's "
+                        "instruction table for what is", kind="unsupported")
+
+
+# ---- constructors and calls whose pyasc form differs from the C++ one
+
+def _set_global_buffer(tensor, pointer: Pointer, size: int | None = None):
+    tensor = asc.GlobalTensor() if tensor is None else tensor
+    tensor.set_global_buffer(pointer_at(pointer, _error), size)
+    return tensor
+
+
+def _set_vector_mask(dtype, *rest):
+    *values, mode = rest
+    asc.set_vector_mask(*values, dtype=dtype, mode=mode)
+
+
+CONSTRUCTORS: dict[str, Callable] = {
+    "TPipe": lambda: asc.TPipe(),
+    "TQue": lambda position, depth: asc.TQue(position, depth),
+    "TQueBind": lambda src, dst, depth: asc.TQueBind(src, dst, depth),
+    "TBuf": lambda position: asc.TBuf(position),
+}
+FUNCTIONS: dict[str, Callable] = {
+    "printf": lambda text: asc.printf(text),  # formatted by the C++ side; printed as it is
+    "SetVectorMask": _set_vector_mask,
+}
+METHODS: dict[str, Callable] = {
+    "operator[]": lambda obj, offset: obj[offset],
+    "SetGlobalBuffer": _set_global_buffer,
+    "ReleaseEventID": lambda pipe, event_id, event: pipe.release_event_id(event_id, event),
+}
+
+
+# what a host program's kernel<<<...>>>(...) does: set by fusekit.cpp.program while it runs one
+launch_hook: Callable[..., None] | None = None
+
+
+def _host_call(name: str, values: list):
+    if name == "fusekit.exception":
+        raise _error("C++ exception", f"the kernel threw: {values[0]}")
+    if launch_hook is None:
+        raise _error("<<<...>>>", "a kernel launch outside a host program run by fusekit (fusekit run FILE.asc)")
+    kernel, blocks, *args = values
+    launch_hook(kernel, blocks, args)
+
+
+def _call(name: str, self: int, values: list):
+    if name.startswith("fusekit."):
+        return _host_call(name, values)
+    if name in CONSTRUCTORS and self == 0:
+        return CONSTRUCTORS[name](*values)
+    if name == "SetGlobalBuffer":  # a GlobalTensor gets its simulator object here
+        return METHODS[name](_session.objects.get(self), *values)
+    if self:
+        obj = _object(self)
+        if name in METHODS:
+            return METHODS[name](obj, *values)
+        method = getattr(type(obj), python_name(name), None)
+        if method is None:
+            raise _not_simulated(f"{type(obj).__name__}::{name}")
+        return getattr(obj, python_name(name))(*values)
+    if name in FUNCTIONS:
+        return FUNCTIONS[name](*values)
+    function = getattr(asc, python_name(name), None)
+    if function is None or not callable(function):
+        raise _not_simulated(f"AscendC::{name}")
+    return function(*values)

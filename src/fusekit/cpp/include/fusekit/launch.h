@@ -1,0 +1,108 @@
+// Kernel entries, the <<<...>>> launch and the host main for fusekit (written for fusekit; not a CANN header).
+#pragma once
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "bridge.h"
+#include "half.h"
+
+namespace fusekit {
+
+template <class P> P from_arg(const Arg& a) {
+    if constexpr (std::is_pointer_v<P>) {
+        return reinterpret_cast<P>(static_cast<uintptr_t>(a.i));
+    } else if constexpr (std::is_integral_v<P> || std::is_enum_v<P>) {
+        return static_cast<P>(a.i);
+    } else if constexpr (std::is_floating_point_v<P> || Dtype<P>::name != nullptr) {
+        return static_cast<P>(static_cast<float>(a.f));
+    } else {
+        static_assert(std::is_pointer_v<P>, "fusekit: a kernel parameter must be a pointer, an integer or a float");
+    }
+}
+
+template <class P> const char* type_code() {
+    if constexpr (std::is_pointer_v<P>) return "gm";
+    else if constexpr (std::is_same_v<P, bool>) return "b";
+    else if constexpr (std::is_integral_v<P>) {
+        static const std::string code = std::string(std::is_signed_v<P> ? "i" : "u") + std::to_string(8 * sizeof(P));
+        return code.c_str();
+    } else if constexpr (std::is_same_v<P, float>) return "f32";
+    else if constexpr (std::is_same_v<P, double>) return "f64";
+    else if constexpr (Dtype<P>::name != nullptr) return Dtype<P>::name;
+    else return "?";
+}
+
+// "gm,gm,u32,f32": the parameter types of a kernel, for the launcher on the Python side
+template <class... P> const char* describe(void (*)(P...)) {
+    static const std::string text = [] {
+        std::string s;
+        ((s += std::string(s.empty() ? "" : ",") + type_code<P>()), ...);
+        return s;
+    }();
+    return text.c_str();
+}
+
+inline int report(const char* what) {
+    Call call;
+    call.add(what);
+    Arg result{};
+    if (fusekit_dispatch != nullptr)
+        fusekit_dispatch("fusekit.exception", 0, "", 0, int32_t(call.args.size()), call.args.data(), &result);
+    return 1;
+}
+
+template <class F> int guarded(F&& body) {
+    try {
+        body();
+        return 0;
+    } catch (const Abort&) {
+        return 1;
+    } catch (const std::exception& e) {
+        return report(e.what());
+    } catch (...) {
+        return report("an exception that is not a std::exception");
+    }
+}
+
+template <class... P, size_t... I> void apply(void (*f)(P...), const Arg* a, std::index_sequence<I...>) {
+    f(from_arg<P>(a[I])...);
+}
+
+// one core's run of kernel f with the launch's arguments
+template <class... P> int run_entry(void (*f)(P...), const Arg* a) {
+    return guarded([&] { apply(f, a, std::index_sequence_for<P...>{}); });
+}
+
+template <class... P> struct Launcher {
+    void (*kernel)(P...);
+    const char* name;
+    int64_t blocks;
+    Site site;
+
+    template <class... A> void operator()(A&&... args) const {
+        static_assert(sizeof...(A) == sizeof...(P), "fusekit: the launch passes a different number of arguments");
+        Call call;
+        call.add(name);
+        call.add(blocks);
+        (call.add(static_cast<P>(args)), ...);
+        invoke("fusekit.launch", 0, site, call);
+    }
+};
+
+// kernel<<<blocks, l2ctrl, stream>>>(args...) as fusekit compiles it (fusekit/cpp/glue.py)
+template <class... P, class B, class... Rest>
+Launcher<P...> Launch(void (*kernel)(P...), const char* name, const char* file, int line, B blocks, Rest&&...) {
+    return Launcher<P...>{kernel, name, static_cast<int64_t>(blocks), Site(file, line)};
+}
+
+template <class R, class... P> int run_main(R (*user_main)(P...), int argc, char** argv) {
+    int status = 0;
+    int failed = guarded([&] {
+        if constexpr (sizeof...(P) == 0) status = int(user_main());
+        else status = int(user_main(argc, argv));
+    });
+    return failed ? -1 : status;
+}
+
+}  // namespace fusekit

@@ -1,0 +1,219 @@
+// Ascend C's kernel API for fusekit's simulator (written for fusekit from the Ascend C API documentation; not a
+// CANN header). Each call forwards to the simulator that runs pyasc kernels (fusekit/bridge.h), so the same
+// instruction has one implementation of its semantics and rules; scalar code (loops, index arithmetic, tiling
+// structs) is compiled and runs natively.
+#pragma once
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+
+#include "fusekit/bridge.h"
+#include "fusekit/half.h"
+#include "fusekit/generated.h"
+
+// Function and address-space qualifiers of the Ascend C dialect: nothing to a host compiler.
+#define __global__
+#define __aicore__
+#define __vector__
+#define __cube__
+#define __mix__(...)
+#define __gm__
+#define __ubuf__
+#define __inline__ inline
+#define GM_ADDR __gm__ uint8_t*
+#ifndef __CCE_KT_TEST__
+#define __CCE_KT_TEST__ 0
+#endif
+
+namespace AscendC {
+
+using fusekit::Site;
+
+// ---- parameter structs (fields in the documented order; fusekit_fields lists them as fusekit.asc's struct takes them)
+struct DataCopyParams {
+    uint16_t blockCount = 1, blockLen = 0, srcStride = 0, dstStride = 0;
+    fusekit::Arg fusekit_fields(fusekit::Call& c) const {
+        return c.fields("DataCopyParams", blockCount, blockLen, srcStride, dstStride);
+    }
+};
+struct DataCopyExtParams {
+    uint16_t blockCount = 1;
+    uint32_t blockLen = 0, srcStride = 0, dstStride = 0, rsv = 0;
+    fusekit::Arg fusekit_fields(fusekit::Call& c) const {
+        return c.fields("DataCopyExtParams", blockCount, blockLen, srcStride, dstStride, rsv);
+    }
+};
+template <class T> struct DataCopyPadExtParams {
+    bool isPad = false;
+    uint8_t leftPadding = 0, rightPadding = 0;
+    T paddingValue = T(0);
+    fusekit::Arg fusekit_fields(fusekit::Call& c) const {
+        return c.fields("DataCopyPadExtParams", fusekit::Arg{fusekit::ARG_DTYPE, 0, 0, 0.0, fusekit::Dtype<T>::name, nullptr},
+                        isPad, leftPadding, rightPadding, paddingValue);
+    }
+};
+struct DataCopyPadParams {
+    bool isPad = false;
+    uint8_t leftPadding = 0, rightPadding = 0;
+    uint64_t paddingValue = 0;
+    fusekit::Arg fusekit_fields(fusekit::Call& c) const {
+        return c.fields("DataCopyPadParams", isPad, leftPadding, rightPadding, paddingValue);
+    }
+};
+struct BinaryRepeatParams {
+    uint8_t dstBlkStride = 1, src0BlkStride = 1, src1BlkStride = 1, dstRepStride = 8, src0RepStride = 8,
+            src1RepStride = 8;
+    fusekit::Arg fusekit_fields(fusekit::Call& c) const {
+        return c.fields("BinaryRepeatParams", dstBlkStride, src0BlkStride, src1BlkStride, dstRepStride, src0RepStride,
+                        src1RepStride);
+    }
+};
+struct UnaryRepeatParams {
+    uint16_t dstBlkStride = 1, srcBlkStride = 1;
+    uint8_t dstRepStride = 8, srcRepStride = 8;
+    fusekit::Arg fusekit_fields(fusekit::Call& c) const {
+        return c.fields("UnaryRepeatParams", dstBlkStride, srcBlkStride, dstRepStride, srcRepStride);
+    }
+};
+
+// ---- tensors
+template <class T> class LocalTensor : public fusekit::Object {
+public:
+    using PrimType = T;
+    LocalTensor() = default;
+    explicit LocalTensor(int64_t h) { handle = h; }
+    LocalTensor operator[](uint32_t offset) const {
+        return LocalTensor(fusekit::send("operator[]", handle, Site("", 0), offset).i);
+    }
+    T GetValue(uint32_t index, Site s = {}) const { return fusekit::value_of<T>(fusekit::send("GetValue", handle, s, index)); }
+    void SetValue(uint32_t index, T value, Site s = {}) const { fusekit::send("SetValue", handle, s, index, value); }
+    uint32_t GetSize(Site s = {}) const { return fusekit::value_of<uint32_t>(fusekit::send("GetSize", handle, s)); }
+    uint32_t GetLength(Site s = {}) const { return fusekit::value_of<uint32_t>(fusekit::send("GetLength", handle, s)); }
+    void SetSize(uint32_t size, Site s = {}) { fusekit::send("SetSize", handle, s, size); }
+    template <class U> LocalTensor<U> ReinterpretCast(Site s = {}) const {
+        return LocalTensor<U>(fusekit::send("ReinterpretCast", handle, s, dtype<U>()).i);
+    }
+    template <class U> static fusekit::Arg dtype() { return {fusekit::ARG_DTYPE, 0, 0, 0.0, fusekit::Dtype<U>::name, nullptr}; }
+};
+
+template <class T> class GlobalTensor : public fusekit::Object {
+public:
+    using PrimType = T;
+    GlobalTensor() = default;
+    void SetGlobalBuffer(__gm__ T* buffer, uint64_t bufferSize, Site s = {}) {
+        handle = fusekit::send("SetGlobalBuffer", handle, s, buffer, bufferSize).i;
+    }
+    void SetGlobalBuffer(__gm__ T* buffer, Site s = {}) { handle = fusekit::send("SetGlobalBuffer", handle, s, buffer).i; }
+    GlobalTensor operator[](uint64_t offset) const {
+        GlobalTensor sub;
+        sub.handle = fusekit::send("operator[]", handle, Site("", 0), offset).i;
+        return sub;
+    }
+    T GetValue(uint64_t offset, Site s = {}) const { return fusekit::value_of<T>(fusekit::send("GetValue", handle, s, offset)); }
+    void SetValue(uint64_t offset, T value, Site s = {}) const { fusekit::send("SetValue", handle, s, offset, value); }
+    uint64_t GetSize(Site s = {}) const { return fusekit::value_of<uint64_t>(fusekit::send("GetSize", handle, s)); }
+    __gm__ T* GetPhyAddr(uint64_t offset = 0, Site s = {}) const {
+        return fusekit::value_of<__gm__ T*>(fusekit::send("GetPhyAddr", handle, s, offset));
+    }
+};
+
+// ---- memory management: TPipe, TQue, TQueBind, TBuf
+template <class T> fusekit::Arg DtypeArg() { return {fusekit::ARG_DTYPE, 0, 0, 0.0, fusekit::Dtype<T>::name, nullptr}; }
+
+template <TPosition src, TPosition dst, int32_t depth, auto... options> class TQueBind : public fusekit::Object {
+public:
+    TQueBind(Site s = {}) { handle = fusekit::send("TQueBind", 0, s, src, dst, depth).i; }
+    template <class T> LocalTensor<T> AllocTensor(Site s = {}) {
+        return LocalTensor<T>(fusekit::send("AllocTensor", handle, s, DtypeArg<T>()).i);
+    }
+    template <class T> bool EnQue(const LocalTensor<T>& tensor, Site s = {}) { fusekit::send("EnQue", handle, s, tensor); return true; }
+    template <class T> LocalTensor<T> DeQue(Site s = {}) {
+        return LocalTensor<T>(fusekit::send("DeQue", handle, s, DtypeArg<T>()).i);
+    }
+    template <class T> void FreeTensor(LocalTensor<T>& tensor, Site s = {}) { fusekit::send("FreeTensor", handle, s, tensor); }
+    bool VacantInQue(Site s = {}) { return fusekit::value_of<bool>(fusekit::send("VacantInQue", handle, s)); }
+    bool HasTensorInQue(Site s = {}) { return fusekit::value_of<bool>(fusekit::send("HasTensorInQue", handle, s)); }
+    int32_t GetTensorCountInQue(Site s = {}) {
+        return fusekit::value_of<int32_t>(fusekit::send("GetTensorCountInQue", handle, s));
+    }
+    bool HasIdleBuffer(Site s = {}) { return fusekit::value_of<bool>(fusekit::send("HasIdleBuffer", handle, s)); }
+    void FreeAllEvent(Site s = {}) { fusekit::send("FreeAllEvent", handle, s); }
+
+protected:
+    explicit TQueBind(int64_t h) { handle = h; }
+};
+
+template <TPosition pos, int32_t depth, auto... options> class TQue : public TQueBind<pos, pos, depth> {
+public:
+    TQue(Site s = {}) : TQueBind<pos, pos, depth>(fusekit::send("TQue", 0, s, pos, depth).i) {}
+};
+
+template <TPosition pos = TPosition::VECCALC> class TBuf : public fusekit::Object {
+public:
+    TBuf(Site s = {}) { handle = fusekit::send("TBuf", 0, s, pos).i; }
+    template <class T> LocalTensor<T> Get(Site s = {}) { return LocalTensor<T>(fusekit::send("Get", handle, s, DtypeArg<T>()).i); }
+    template <class T> LocalTensor<T> Get(uint32_t len, Site s = {}) {
+        return LocalTensor<T>(fusekit::send("Get", handle, s, DtypeArg<T>(), len).i);
+    }
+    template <class T> LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset, Site s = {}) {
+        return LocalTensor<T>(fusekit::send("GetWithOffset", handle, s, size, bufOffset, DtypeArg<T>()).i);
+    }
+};
+
+class TPipe : public fusekit::Object {
+public:
+    TPipe(Site s = {}) { handle = fusekit::send("TPipe", 0, s).i; }
+    template <class Q> bool InitBuffer(Q& que, uint8_t num, uint32_t len, Site s = {}) {
+        fusekit::send("InitBuffer", handle, s, que, num, len);
+        return true;
+    }
+    template <TPosition pos> bool InitBuffer(TBuf<pos>& buf, uint32_t len, Site s = {}) {
+        fusekit::send("InitBuffer", handle, s, buf, len);
+        return true;
+    }
+    void Reset(Site s = {}) { fusekit::send("Reset", handle, s); }
+    void Destroy(Site s = {}) { fusekit::send("Destroy", handle, s); }
+    template <HardEvent event> int32_t AllocEventID(Site s = {}) {
+        return fusekit::value_of<int32_t>(fusekit::send("AllocEventID", handle, s, event));
+    }
+    template <HardEvent event> int32_t FetchEventID(Site s = {}) {
+        return fusekit::value_of<int32_t>(fusekit::send("FetchEventID", handle, s, event));
+    }
+    template <HardEvent event> void ReleaseEventID(int32_t id, Site s = {}) { fusekit::send("ReleaseEventID", handle, s, id, event); }
+};
+
+// ---- core identity and synchronisation
+inline int64_t GetBlockIdx(Site s = {}) { return fusekit::value_of<int64_t>(fusekit::send("GetBlockIdx", 0, s)); }
+inline int64_t GetBlockNum(Site s = {}) { return fusekit::value_of<int64_t>(fusekit::send("GetBlockNum", 0, s)); }
+inline int64_t GetSubBlockIdx(Site s = {}) { return fusekit::value_of<int64_t>(fusekit::send("GetSubBlockIdx", 0, s)); }
+inline int64_t GetSubBlockNum(Site s = {}) { return fusekit::value_of<int64_t>(fusekit::send("GetSubBlockNum", 0, s)); }
+inline int64_t GetTaskRatio(Site s = {}) { return fusekit::value_of<int64_t>(fusekit::send("GetTaskRatio", 0, s)); }
+template <pipe_t pipe> inline void PipeBarrier(Site s = {}) { fusekit::send("PipeBarrier", 0, s, pipe); }
+template <HardEvent event> inline void SetFlag(int32_t eventID, Site s = {}) { fusekit::send("SetFlag", 0, s, event, eventID); }
+template <HardEvent event> inline void WaitFlag(int32_t eventID, Site s = {}) { fusekit::send("WaitFlag", 0, s, event, eventID); }
+inline void SyncAll(Site s = {}) { fusekit::send("SyncAll", 0, s); }
+
+// ---- vector mask and registers
+template <class T, MaskMode mode = MaskMode::NORMAL> inline void SetVectorMask(uint64_t maskHigh, uint64_t maskLow, Site s = {}) {
+    fusekit::send("SetVectorMask", 0, s, DtypeArg<T>(), maskHigh, maskLow, mode);
+}
+template <class T, MaskMode mode = MaskMode::NORMAL> inline void SetVectorMask(int32_t len, Site s = {}) {
+    fusekit::send("SetVectorMask", 0, s, DtypeArg<T>(), len, mode);
+}
+inline void ResetMask(Site s = {}) { fusekit::send("ResetMask", 0, s); }
+inline void SetMaskCount(Site s = {}) { fusekit::send("SetMaskCount", 0, s); }
+inline void SetMaskNorm(Site s = {}) { fusekit::send("SetMaskNorm", 0, s); }
+
+// ---- device printf: formatted here, printed per core when the launch ends
+inline void printf_at(const Site& s, const char* format, ...) {
+    char text[4096];
+    va_list args;
+    va_start(args, format);
+    std::vsnprintf(text, sizeof text, format, args);
+    va_end(args);
+    fusekit::send("printf", 0, s, static_cast<const char*>(text));
+}
+
+}  // namespace AscendC
+
+#define PRINTF(...) ::AscendC::printf_at(::fusekit::Site(__FILE__, __LINE__), __VA_ARGS__)
