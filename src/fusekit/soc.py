@@ -116,7 +116,8 @@ DEFAULT_SOC = "Ascend910B1"
 
 
 def get_soc(soc: "str | SoC | None" = None) -> SoC:
-    """Look up a SoC by name (``None`` gives :data:`DEFAULT_SOC`).
+    """Look up a SoC by name (``None`` gives :data:`DEFAULT_SOC`), or by its NPU architecture as the Ascend C
+    examples' CMake option ``CMAKE_ASC_ARCHITECTURES`` names it (``dav-2201``: the first SoC of arch 2201).
 
     Raises:
         ValueError: unknown name; the message lists the known SoCs and the closest match.
@@ -124,9 +125,21 @@ def get_soc(soc: "str | SoC | None" = None) -> SoC:
     if isinstance(soc, SoC):
         return soc
     name = DEFAULT_SOC if soc is None else soc
+    if isinstance(name, str) and name.startswith("dav-"):
+        return _by_arch(name)
     try:
         return SOCS[name]
     except (KeyError, TypeError):
         close = difflib.get_close_matches(str(name), list(SOCS), n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise ValueError(f"unknown SoC {name!r}: known SoCs are {', '.join(SOCS)}.{hint}") from None
+
+
+def _by_arch(name: str) -> SoC:
+    arch = name.removeprefix("dav-")
+    for spec in SOCS.values():
+        if spec.arch == arch:
+            return spec
+    known = ", ".join(sorted({f"dav-{s.arch}" for s in SOCS.values()}))
+    raise ValueError(f"NPU architecture {name!r} is not simulated (fusekit simulates {known}; dav-3510 is "
+                     "Ascend 950, whose register-based API fusekit does not model)")

@@ -66,6 +66,16 @@ class KernelError(RuntimeError):
         at = f" at {file}:{line}" if file else ""
         super().__init__(f"{op}{where}{at}: {detail}")
 
+    def __reduce__(self):  # pickled with its fields (a host program's launch reports from its child process)
+        return _restore_error, (type(self), self.args, self.__dict__)
+
+
+def _restore_error(cls, args: tuple, state: dict) -> KernelError:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
 
 class ForeignSite:
     """A call site in kernel code that is not Python (a C++ kernel's ``file:line``, :mod:`fusekit.cpp`), with the

@@ -28,11 +28,13 @@ from fusekit.timing import STUDY_NAMES
 from . import conformance
 from .common import DTYPES, Options, UsageError, bounded, named_file, names, real, sizes
 from .operator import bind, resolve
+from .program import DEFINE_HELP, definition
 
 NO_DEFAULT = argparse.SUPPRESS  # an option not given is left out, so the OP can tell what was given
 OP_KINDS = ("fused_add_scale (shipped; --size or --x1/--x2, --scale, ...), a generated operator: the catalogue ("
             + ", ".join(n for n in CATALOGUE if n != "fused_add_scale") + "), FILE.py:NAME (a @fusekit.op in your "
-            "file) or a string expression such as 'silu(a) * b' (fusekit.define_op's)")
+            "file), a string expression such as 'silu(a) * b' (fusekit.define_op's), or a C++ program FILE.asc (its "
+            "main runs, its kernels on the simulator; -D NAME=VALUE, --soc)")
 EPILOG = ("Generated operators (the catalogue: swiglu, add_rms_norm, layer_norm, ...; FILE.py:NAME, a @fusekit.op in "
           "your file; or an expression) take --shape N [C ...] (or --size N), --input NAME=FILE.npy and --attr "
           "NAME=VALUE; fused_add_scale takes --size or --x1/--x2 and --scale. An option that does not apply to the "
@@ -74,6 +76,8 @@ def add_run(sub) -> None:
     options.add_argument("-o", "--output", type=Path,
                          help="write the output to this .npy file (fused_add_scale: y), or every output to "
                               "DIR/NAME.npy (a generated operator; DIR is created); atomically")
+    options.add_argument("-D", dest="define", action="append", type=definition, metavar="NAME[=VALUE]",
+                         help=DEFINE_HELP)
     options.add_argument("--sanitize", action="store_true",
                          help="also run the sanitizer (memcheck, racecheck, initcheck, synccheck); exit 1 on findings")
     options.add_argument("--source", action="store_true", help="print the generated kernel (a generated operator)")
@@ -100,7 +104,9 @@ def add_profile(sub) -> None:
     _shape_options(options, only_shapes=True)
     options.add_argument("--soc", help="SoC to simulate (default Ascend910B1)")
     _core_options(options)
-    out = options.add_argument_group("fused_add_scale's timeline files")
+    options.add_argument("-D", dest="define", action="append", type=definition, metavar="NAME[=VALUE]",
+                         help=DEFINE_HELP)
+    out = options.add_argument_group("fused_add_scale's and C++ programs' timeline files")
     out.add_argument("--trace", type=Path, help="write a Chrome-trace timeline (open in ui.perfetto.dev)")
     out.add_argument("--plot", type=Path, help="write a PNG of the timeline and pipe utilisation (needs matplotlib)")
     out.add_argument("--csv", type=Path, help="write PipeUtilization.csv (msprof's columns)")

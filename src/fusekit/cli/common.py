@@ -4,6 +4,7 @@ reading and writing the user's files (refused before the work, in one line)."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.metadata
 import os
 from pathlib import Path
@@ -193,3 +194,32 @@ def print_tiling(plans: list[tiling.TilingData], soc) -> None:
             print(f"  cores 0..{plan.block_dim - 2}: tile_num {plan.tile_num}, tail_length {plan.tail_length}")
         print(f"  core {plan.block_dim - 1} (last): block_length {plan.last_block_length}, tile_num "
               f"{plan.last_tile_num}, tail_length {plan.last_tail_length}")
+
+
+PROFILE_FILES = (("trace", "--trace", "write_trace"), ("plot", "--plot", "plot"), ("csv", "--csv", "write_csv"))
+
+
+def check_profile_files(args) -> None:
+    """Refuse before the run: a ``--trace``, ``--plot`` or ``--csv`` of ``profile`` that cannot be written, or
+    ``--plot`` without matplotlib."""
+    for dest, option, _ in PROFILE_FILES:
+        if getattr(args, dest, None) is not None:
+            check_writable(getattr(args, dest), option)
+    if getattr(args, "plot", None) is not None:
+        try:
+            importlib.import_module("matplotlib")
+        except ImportError:
+            raise UsageError("--plot needs matplotlib, which is not installed: pip install 'fusekit[plot]' (or drop "
+                             "--plot; --trace and --csv need nothing more)") from None
+
+
+def write_profile_files(args, prof) -> None:
+    """Write the ``--trace``, ``--plot`` and ``--csv`` files of ``profile`` that were asked for, from ``prof``."""
+    for dest, _, method in PROFILE_FILES:
+        path = getattr(args, dest, None)
+        if path is not None:
+            try:
+                getattr(prof, method)(path)
+            except (OSError, ImportError, ValueError) as exc:
+                raise UsageError(f"cannot write {path}: {getattr(exc, 'strerror', None) or exc}") from None
+            print(f"wrote {path}")

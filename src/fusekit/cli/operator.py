@@ -2,8 +2,8 @@
 
 Every kind of OP implements the same protocol: the shipped operators (``fused_add_scale``, and its
 unfused baseline ``unfused_add_muls`` for emit), the generated ones (a catalogue name, ``FILE.py:NAME``
-or a string expression, :mod:`fusekit.cli.generated`) and, for ``emit``, a hand-written kernel
-``FILE:KERNEL``. Each subcommand has one parser holding every option of the subcommand; an operator
+or a string expression, :mod:`fusekit.cli.generated`), C++ programs (``FILE.asc``,
+:mod:`fusekit.cli.program`) and, for ``emit``, a hand-written kernel ``FILE:KERNEL``. Each subcommand has one parser holding every option of the subcommand; an operator
 says which of them it takes (with their defaults) and why it does not take the others, so
 ``fusekit run swiglu --scale 2`` is refused with the reason instead of argparse's "unrecognized
 arguments".
@@ -15,7 +15,7 @@ import argparse
 import copy
 from typing import Protocol
 
-from . import generated, shipped
+from . import generated, program, shipped
 from .common import Options, UsageError
 
 COMMANDS = ("run", "profile", "tune", "emit")
@@ -49,6 +49,8 @@ def resolve(text: str, command: str) -> Operator:
     found = shipped.find(text, command)
     if found is not None:
         return found
+    if program.is_program(text):
+        return program.Program(text)
     if generated.is_generated(text, kernel_files=command == "emit"):
         return generated.Generated(text)
     if command == "emit":

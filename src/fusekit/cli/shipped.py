@@ -35,7 +35,8 @@ from fusekit.soc import SOCS
 from fusekit.timing import predict
 from fusekit.verify import PrecisionWarning, compare
 
-from .common import DTYPES, UsageError, check_memory, check_writable, load_npy, print_tiling, save_atomic
+from .common import (DTYPES, UsageError, check_memory, check_profile_files, check_writable, load_npy, print_tiling,
+                     save_atomic, write_profile_files)
 
 OPS = {"fused_add_scale": "fusekit.ops.fused_add_scale"}  # operator name -> its host module
 EMIT_ONLY = ("unfused_add_muls",)  # FusedAddScale's unfused baseline (Add + Muls): emitted, timed by `experiment`
@@ -107,6 +108,7 @@ _REFUSALS = {
     "attr": "its one attribute is --scale (run)",
     "source": "its kernel is src/fusekit/ops/fused_add_scale/kernel.py; read it there",
     "row": "--row is the row length a generated row-tiled kernel is traced at; a shipped kernel is elementwise",
+    "define": "-D defines a macro of a C++ program (fusekit run FILE.asc -D NAME=VALUE)",
 }
 _CHOICES = {"dtype": list(DTYPES), "soc": list(SOCS)}  # options whose values depend on the operator
 
@@ -266,13 +268,9 @@ def _random(n: int, dtype_name: str, seed: int) -> tuple[np.ndarray, np.ndarray]
         raise UsageError(f"--size {n} does not fit in memory ({n * 4 / 2**30:.1f} GiB per random input)") from None
 
 def _profile(args: argparse.Namespace) -> int:
-    for path, option in ((args.trace, "--trace"), (args.plot, "--plot"), (args.csv, "--csv")):
-        if path is not None:
-            check_writable(path, option)
-    if args.plot is not None:
-        if args.size == 0:
-            raise UsageError("--plot: nothing to plot at --size 0 (no kernel is launched)")
-        _require_matplotlib()
+    check_profile_files(args)
+    if args.plot is not None and args.size == 0:
+        raise UsageError("--plot: nothing to plot at --size 0 (no kernel is launched)")
     op = lookup_op(args.op)
     plan = _plan_or_usage_error(args)  # before allocating: a size the kernel cannot take fails at once
     x1, x2 = _random(args.size, args.dtype, seed=0)
@@ -286,21 +284,9 @@ def _profile(args: argparse.Namespace) -> int:
     print_tiling(result.tilings, result.soc)
     prof = predict([launch.trace for launch in result.launches], result.soc)
     print(prof.table())
-    for path, write in ((args.trace, prof.write_trace), (args.plot, prof.plot), (args.csv, prof.write_csv)):
-        if path is not None:
-            try:
-                write(path)
-            except (OSError, ImportError, ValueError) as exc:
-                raise UsageError(f"cannot write {path}: {getattr(exc, 'strerror', None) or exc}") from None
-            print(f"wrote {path}")
+    write_profile_files(args, prof)
     return 0
 
-def _require_matplotlib() -> None:
-    try:
-        importlib.import_module("matplotlib")
-    except ImportError:
-        raise UsageError("--plot needs matplotlib, which is not installed: pip install 'fusekit[plot]' (or drop "
-                         "--plot; --trace and --csv need nothing more)") from None
 
 def _plan_or_usage_error(args: argparse.Namespace) -> tiling.TilingData:
     if args.size > tiling.MAX_LAUNCH_ELEMENTS:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
@@ -23,7 +23,6 @@ from fusekit import asc
 from fusekit.asc import dtypes
 from fusekit.asc.runtime import ForeignSite, GlobalAddress, KernelError, running_core, set_foreign_site
 
-from .headers import CPP_NAMES
 from .memory import Pointer, device_address, pointer_at
 
 ARG_NONE, ARG_INT, ARG_FLOAT, ARG_OBJECT, ARG_ADDRESS, ARG_DTYPE, ARG_ENUM, ARG_STRUCT, ARG_STRING, ARG_ARRAY = range(10)
@@ -39,6 +38,9 @@ class Arg(ctypes.Structure):
 DISPATCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_int64, ctypes.c_char_p, ctypes.c_int32,
                             ctypes.c_int32, ctypes.POINTER(Arg), ctypes.POINTER(Arg))
 
+# C++ spellings that are not the CamelCase of the pyasc name (Ascend C's And/Or/Not are pyasc's bitwise_*)
+CPP_NAMES = {"bitwise_and": "And", "bitwise_or": "Or", "bitwise_not": "Not", "compare_scalar": "Compares",
+             "ib_set": "IBSet", "ib_wait": "IBWait"}
 _PYTHON_NAMES = {cpp: py for py, cpp in CPP_NAMES.items()} | {"EnQue": "enque", "DeQue": "deque"}
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -159,6 +161,11 @@ def _error(op: str, detail: str, kind: str = "api") -> KernelError:
     return core.error(op, detail, kind)
 
 
+def launch_error(op: str, detail: str) -> KernelError:
+    """A KernelError of the host program's call being answered (a launch): names its file:line."""
+    return _error(op, detail)
+
+
 def _not_simulated(what: str) -> KernelError:
     return _error(what, f"{what} is not simulated by fusekit (no pyasc counterpart in fusekit.asc); see the README's "
                         "instruction table for what is", kind="unsupported")
@@ -172,6 +179,14 @@ def _set_global_buffer(tensor, pointer: Pointer, size: int | None = None):
     return tensor
 
 
+def _printf(text: str) -> None:
+    """Device printf, formatted by the C++ side: into the core's log, or, called by host code, printed now."""
+    if running_core() is not None:
+        return asc.printf(text)
+    ctypes.CDLL(None).fflush(None)
+    print(text, end="", flush=True)
+
+
 def _set_vector_mask(dtype, *rest):
     *values, mode = rest
     asc.set_vector_mask(*values, dtype=dtype, mode=mode)
@@ -182,9 +197,10 @@ CONSTRUCTORS: dict[str, Callable] = {
     "TQue": lambda position, depth: asc.TQue(position, depth),
     "TQueBind": lambda src, dst, depth: asc.TQueBind(src, dst, depth),
     "TBuf": lambda position: asc.TBuf(position),
+    "LocalMemAllocator": lambda hardware: asc.LocalMemAllocator(hardware),
 }
 FUNCTIONS: dict[str, Callable] = {
-    "printf": lambda text: asc.printf(text),  # formatted by the C++ side; printed as it is
+    "printf": _printf,
     "SetVectorMask": _set_vector_mask,
 }
 METHODS: dict[str, Callable] = {
@@ -194,17 +210,34 @@ METHODS: dict[str, Callable] = {
 }
 
 
-# what a host program's kernel<<<...>>>(...) does: set by fusekit.cpp.program while it runs one
-launch_hook: Callable[..., None] | None = None
+class Host(Protocol):
+    """What answers a host program's launches and ACL calls (:class:`fusekit.cpp.program.HostRun`)."""
+
+    def launch(self, kernel: str, blocks: int, args: list) -> None: ...
+
+    def acl(self, call: str, values: list) -> int: ...
+
+
+# the host program being run (fusekit.cpp.program sets it while its main runs)
+host: Host | None = None
+
+
+def call_site() -> str:
+    """``file:line`` of the C++ call being answered."""
+    return f"{_session.site.f_code.co_filename}:{_session.site.f_lineno}"
 
 
 def _host_call(name: str, values: list):
     if name == "fusekit.exception":
-        raise _error("C++ exception", f"the kernel threw: {values[0]}")
-    if launch_hook is None:
-        raise _error("<<<...>>>", "a kernel launch outside a host program run by fusekit (fusekit run FILE.asc)")
-    kernel, blocks, *args = values
-    launch_hook(kernel, blocks, args)
+        who = "the host program" if running_core() is None else "the kernel"
+        raise _error("C++ exception", f"{who} threw an exception it did not catch: {values[0]}")
+    if host is None:
+        what = "a kernel launch" if name == "fusekit.launch" else name.removeprefix("fusekit.acl.")
+        raise _error(what, f"{what} outside a host program run by fusekit: run the program with fusekit run FILE.asc")
+    if name == "fusekit.launch":
+        kernel, blocks, *args = values
+        return host.launch(kernel, blocks, args)
+    return host.acl(name.removeprefix("fusekit.acl."), values)
 
 
 def _call(name: str, self: int, values: list):

@@ -16,6 +16,8 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -61,7 +63,16 @@ def cache_dir() -> Path:
     return Path(root) / "cpp"
 
 
-def build(unit: str, source_dir: Path, defines: dict[str, str] | None = None) -> Path:
+@dataclass(frozen=True)
+class Built:
+    """A compiled library: its path, whether the cache had it, the seconds building (or finding) it took."""
+
+    path: Path
+    cached: bool
+    seconds: float
+
+
+def build(unit: str, source_dir: Path, defines: dict[str, str] | None = None) -> Built:
     """The shared library compiled from the translation unit ``unit`` (C++ text; its quoted includes are found in
     ``source_dir`` first).
 
@@ -73,6 +84,7 @@ def build(unit: str, source_dir: Path, defines: dict[str, str] | None = None) ->
     Raises:
         CompileError: the compiler is missing or rejects the source.
     """
+    started = time.perf_counter()
     cxx = compiler()
     flags = [f"-D{name}" if value in (None, "") else f"-D{name}={value}" for name, value in (defines or {}).items()]
     flags += ["-I", str(INCLUDE), "-iquote", str(source_dir)]
@@ -80,7 +92,7 @@ def build(unit: str, source_dir: Path, defines: dict[str, str] | None = None) ->
     key = hashlib.sha256(json.dumps([_version(cxx), FLAGS, flags, preprocessed]).encode()).hexdigest()[:32]
     library = cache_dir() / f"{key}.so"
     if library.is_file():
-        return library
+        return Built(library, True, time.perf_counter() - started)
     library.parent.mkdir(parents=True, exist_ok=True)
     fd, partial = tempfile.mkstemp(suffix=".so.partial", dir=library.parent)
     os.close(fd)
@@ -90,11 +102,12 @@ def build(unit: str, source_dir: Path, defines: dict[str, str] | None = None) ->
     finally:
         if os.path.exists(partial):
             os.unlink(partial)
-    return library
+    return Built(library, False, time.perf_counter() - started)
 
 
 def _run(command: list[str], stdin: str) -> str:
-    done = subprocess.run(command, input=stdin, capture_output=True, text=True)
+    # LC_ALL=C: plain ASCII quotes in the messages, as explain() reads them
+    done = subprocess.run(command, input=stdin, capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"})
     if done.returncode != 0:
         raise CompileError(explain(done.stderr))
     return done.stdout

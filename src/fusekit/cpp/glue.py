@@ -17,6 +17,7 @@ from dataclasses import dataclass
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
 _KERNEL = re.compile(r"\b__global__\b(?P<head>[^;{}()]*?)\b(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^()]*)\)\s*\{")
 _LAUNCH = re.compile(r"\b(?P<kernel>[A-Za-z_][\w:]*(?:\s*<[^<>;()]*>)?)\s*<<<(?P<config>.*?)>>>\s*\(", re.S)
+_TEMPLATE_BEFORE = re.compile(r"\btemplate\s*<[^;{}]*>\s*(?:(?:extern\s*\"C\"|\w+)\s+)*\Z")
 _MAIN = re.compile(r"\b(?P<type>int|int32_t)\s+main\s*\(")
 
 
@@ -27,6 +28,7 @@ class KernelDecl:
     name: str
     params: tuple[str, ...]
     line: int
+    template: bool = False  # a function template: launched as name<args>, it has no entry until instantiated
 
 
 def _blank(match: re.Match) -> str:
@@ -53,7 +55,8 @@ def kernels(source: str) -> list[KernelDecl]:
     found = []
     for m in _KERNEL.finditer(code):
         params = tuple(_param_name(p) for p in m.group("params").split(",") if p.strip() and p.strip() != "void")
-        found.append(KernelDecl(m.group("name"), params, code.count("\n", 0, m.start()) + 1))
+        template = _TEMPLATE_BEFORE.search(code, max(0, m.start() - 400), m.start()) is not None
+        found.append(KernelDecl(m.group("name"), params, code.count("\n", 0, m.start()) + 1, template))
     return found
 
 
@@ -88,12 +91,12 @@ def translation_unit(source: str, path: str) -> str:
     lines = ['#include "fusekit/launch.h"', f'#line 1 "{_escape(path)}"', rewrite(source), "",
              '#line 1 "fusekit-glue.cpp"', "fusekit::Dispatch fusekit_dispatch = nullptr;",
              'extern "C" void fusekit_set_dispatch(fusekit::Dispatch d) { fusekit_dispatch = d; }']
-    for k in decls:
+    for k in (k for k in decls if not k.template):
         lines += [f'extern "C" int fusekit_entry_{k.name}(const fusekit::Arg* a) '
                   f"{{ return fusekit::run_entry({k.name}, a); }}",
                   f'extern "C" const char* fusekit_types_{k.name}() {{ return fusekit::describe({k.name}); }}']
     lines.append('extern "C" const char* fusekit_kernels() { return "'
-                 + ";".join(f"{k.name}:{','.join(k.params)}" for k in decls) + '"; }')
+                 + ";".join(f"{k.name}:{','.join(k.params)}" for k in decls if not k.template) + '"; }')
     if has_main(source):
         lines.append('extern "C" int fusekit_main(int argc, char** argv) '
                      "{ return fusekit::run_main(fusekit_user_main, argc, argv); }")

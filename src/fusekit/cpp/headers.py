@@ -19,21 +19,23 @@ from fusekit import asc
 from fusekit.asc.basic import API
 from fusekit.files import write_atomic
 
+from .bridge import CPP_NAMES
+
 GENERATED = Path(__file__).with_name("include") / "fusekit" / "generated.h"
 
-# C++ spellings that are not the CamelCase of the pyasc name (Ascend C's And/Or/Not are pyasc's bitwise_*)
-CPP_NAMES = {"bitwise_and": "And", "bitwise_or": "Or", "bitwise_not": "Not"}
 # enums: the fusekit.asc class, its C++ name and whether C++ scopes it (pipe_t is a plain enum: PIPE_V)
 ENUMS = (("TPosition", "TPosition", True), ("HardEvent", "HardEvent", True), ("PipeID", "pipe_t", False),
          ("RoundMode", "RoundMode", True), ("CMPMODE", "CMPMODE", True), ("SelMode", "SELMODE", True),
          ("ReduceOrder", "ReduceOrder", True), ("MaskMode", "MaskMode", True), ("TransposeType", "TransposeType", True),
          ("CacheMode", "CacheMode", True), ("CacheRwMode", "CacheRwMode", True), ("DataFormat", "DataFormat", True),
          ("BlockMode", "BlockMode", True), ("DeqScale", "DeqScale", True), ("AtomicDtype", "AtomicDtype", True),
-         ("DcciDst", "DcciDst", True), ("CacheLine", "CacheLine", True), ("MemDsbT", "MemDsbT", True))
+         ("DcciDst", "DcciDst", True), ("CacheLine", "CacheLine", True), ("MemDsbT", "MemDsbT", True),
+         ("Hardware", "Hardware", True))
 # the calls whose first argument is not a tensor: declared by hand in kernel_operator.h
 NOT_TENSOR_FIRST = {"set_deq_scale", "get_sort_len", "get_sort_offset", "get_gather_mask_remain_count",
                     "set_vector_mask", "reset_mask", "set_mask_count", "set_mask_norm", "get_mrg_sort_result"}
-DATA_MOVES = ("data_copy", "data_copy_pad", "dump_tensor")
+# tensor-first calls outside the vector registry: data moves, dumps, inter-block flags
+DATA_MOVES = ("data_copy", "data_copy_pad", "dump_tensor", "ib_set", "ib_wait")
 
 
 def cpp_name(pyasc_name: str) -> str:

@@ -16,12 +16,16 @@ from pathlib import Path
 import numpy as np
 
 from fusekit.asc.runtime import GlobalAddress, KernelFunction
+from fusekit.soc import SoC, get_soc
 
 from . import bridge, compiler, glue
 from .memory import DeviceBuffer, device_address
 
 _INT_RANGES = {f"{sign}{bits}": ((-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if sign == "i" else (0, (1 << bits) - 1))
                for sign in "iu" for bits in (8, 16, 32, 64)}
+
+
+_ENTRY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint64, ctypes.POINTER(bridge.Arg))
 
 
 class CppKernel(KernelFunction):
@@ -34,10 +38,12 @@ class CppKernel(KernelFunction):
 
     runs_natively = True  # the lockstep executor cannot run compiled scalar code (fusekit.asc.lockstep.launcher)
 
-    def __init__(self, library: "Library", decl: glue.KernelDecl, types: list[str]):
+    def __init__(self, library: "Library", decl: glue.KernelDecl, types: list[str], entry=None):
         self.library, self.decl, self.types = library, decl, dict(zip(decl.params, types))
-        self._entry = getattr(library.dll, f"fusekit_entry_{decl.name}")
-        self._entry.argtypes, self._entry.restype = [ctypes.POINTER(bridge.Arg)], ctypes.c_int
+        if entry is None:
+            entry = getattr(library.dll, f"fusekit_entry_{decl.name}")
+            entry.argtypes, entry.restype = [ctypes.POINTER(bridge.Arg)], ctypes.c_int
+        self._entry = entry
 
         def body(**bound):
             self._run(bound)
@@ -58,7 +64,7 @@ class CppKernel(KernelFunction):
         """
         code = self.types[name]
         if code == "gm":
-            if isinstance(value, GlobalAddress):
+            if value is None or isinstance(value, GlobalAddress):  # None: nullptr (an unused workspace)
                 return value
             if type(value).__module__.split(".")[0] == "torch" and hasattr(value, "numpy"):
                 value = value.detach().numpy()
@@ -79,7 +85,9 @@ class CppKernel(KernelFunction):
         args = (bridge.Arg * max(1, len(self.decl.params)))()
         for k, name in enumerate(self.decl.params):
             value, out = bound[name], args[k]
-            if isinstance(value, GlobalAddress):
+            if value is None:
+                out.kind, out.i = bridge.ARG_ADDRESS, 0
+            elif isinstance(value, GlobalAddress):
                 out.kind, out.i = bridge.ARG_ADDRESS, device_address(value)
             elif isinstance(value, float):
                 out.kind, out.f = bridge.ARG_FLOAT, value
@@ -99,6 +107,8 @@ class Library:
     Args:
         path: the ``.cpp`` / ``.asc`` file (read as UTF-8).
         defines: compiler definitions (``{"SCENARIO_NUM": "1"}``, as ``-D SCENARIO_NUM=1``).
+        soc: the SoC whose architecture the source is compiled for (``__NPU_ARCH__``, ``__CCE_AICORE__``;
+            :func:`arch_defines`); default Ascend910B1. Launches choose their SoC themselves.
 
     Raises:
         CompileError: no compiler, or the source does not compile (the compiler's messages, with a note naming
@@ -106,21 +116,38 @@ class Library:
         OSError: the file cannot be read.
     """
 
-    def __init__(self, path: "str | Path", defines: dict[str, str] | None = None, *, source: str | None = None):
-        self.path = Path(path)
+    def __init__(self, path: "str | Path", defines: dict[str, str] | None = None, *, soc=None,
+                 source: str | None = None):
+        self.path, self.defines = Path(path), dict(defines or {})
         text = self.path.read_text(encoding="utf-8") if source is None else source
         unit = glue.translation_unit(text, str(self.path.resolve()))
-        self.so = compiler.build(unit, self.path.resolve().parent, defines)
-        self.dll = ctypes.CDLL(str(self.so))
+        self.soc = get_soc(soc)
+        self.build = compiler.build(unit, self.path.resolve().parent, {**arch_defines(self.soc), **(defines or {})})
+        self.dll = ctypes.CDLL(str(self.build.path))
         self.dll.fusekit_set_dispatch.argtypes = [bridge.DISPATCH]
         self.dll.fusekit_set_dispatch(bridge.callback())
         self.kernels: dict[str, CppKernel] = {}
-        for decl in glue.kernels(text):
+        decls = glue.kernels(text)
+        self.templates = {decl.name: decl for decl in decls if decl.template}
+        self._instances: dict[int, CppKernel] = {}
+        for decl in (decl for decl in decls if not decl.template):
             describe = getattr(self.dll, f"fusekit_types_{decl.name}")
             describe.restype = ctypes.c_char_p
             types = describe().decode().split(",") if decl.params else []
             self.kernels[decl.name] = CppKernel(self, decl, types)
         self.has_main = hasattr(self.dll, "fusekit_main")
+
+    def instance(self, name: str, kernel: int, entry: int, types: str) -> CppKernel:
+        """The kernel a host program launched as ``name`` (``add_custom<256>``, a template's instantiation too),
+        from the addresses of its function and of its signature's entry (``fusekit::entry_of``)."""
+        if name in self.kernels:
+            return self.kernels[name]
+        if kernel not in self._instances:  # by address: the same text can name two instances
+            base = self.templates[name.split("<")[0].strip()]  # the template's parameters name the instance's
+            run = _ENTRY(entry)
+            self._instances[kernel] = CppKernel(self, glue.KernelDecl(name, base.params, base.line),
+                                                types.split(",") if types else [], lambda args: run(kernel, args))
+        return self._instances[kernel]
 
     def __getitem__(self, name: str) -> CppKernel:
         try:
@@ -136,6 +163,12 @@ class Library:
         raise AttributeError(f"{self.__dict__.get('path', '?')} has no __global__ kernel {name!r}")
 
 
-def load(path: "str | Path", defines: dict[str, str] | None = None, *, source: str | None = None) -> Library:
+def load(path: "str | Path", defines: dict[str, str] | None = None, *, soc=None, source: str | None = None) -> Library:
     """Compile a C++ kernel file (or ``source``, reported as ``path``) for the simulator; see :class:`Library`."""
-    return Library(path, defines, source=source)
+    return Library(path, defines, soc=soc, source=source)
+
+
+def arch_defines(soc: SoC) -> dict[str, str]:
+    """The macros Ascend C's compiler defines for ``soc``'s architecture: ``__NPU_ARCH__`` (2201 on Atlas A2/A3,
+    2002 on 310P; AD-G 架构规格) and ``__CCE_AICORE__`` (220, 200; AD kernel_utils_constants.h)."""
+    return {"__NPU_ARCH__": soc.arch, "__CCE_AICORE__": {"2201": "220", "2002": "200"}[soc.arch]}

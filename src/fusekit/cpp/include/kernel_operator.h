@@ -24,6 +24,9 @@
 #ifndef __CCE_KT_TEST__
 #define __CCE_KT_TEST__ 0
 #endif
+// The core kind a kernel's code runs on (`if ASCEND_IS_AIV { ... }`): fusekit's C++ kernels run on vector cores.
+#define ASCEND_IS_AIV (true)
+#define ASCEND_IS_AIC (false)
 
 namespace AscendC {
 
@@ -188,6 +191,13 @@ inline int64_t GetBlockNum(Site s = {}) { return fusekit::value_of<int64_t>(fuse
 inline int64_t GetSubBlockIdx(Site s = {}) { return fusekit::value_of<int64_t>(fusekit::send("GetSubBlockIdx", 0, s)); }
 inline int64_t GetSubBlockNum(Site s = {}) { return fusekit::value_of<int64_t>(fusekit::send("GetSubBlockNum", 0, s)); }
 inline int64_t GetTaskRatio(Site s = {}) { return fusekit::value_of<int64_t>(fusekit::send("GetTaskRatio", 0, s)); }
+// block_idx and block_num, the kernel's global variables (AD 核函数): read through GetBlockIdx / GetBlockNum
+struct BlockIdxVariable {
+    operator int64_t() const { return GetBlockIdx(Site("", 0)); }
+};
+struct BlockNumVariable {
+    operator int64_t() const { return GetBlockNum(Site("", 0)); }
+};
 template <pipe_t pipe> inline void PipeBarrier(Site s = {}) { fusekit::send("PipeBarrier", 0, s, pipe); }
 template <HardEvent event> inline void SetFlag(int32_t eventID, Site s = {}) { fusekit::send("SetFlag", 0, s, event, eventID); }
 template <HardEvent event> inline void WaitFlag(int32_t eventID, Site s = {}) { fusekit::send("WaitFlag", 0, s, event, eventID); }
@@ -204,6 +214,27 @@ inline void ResetMask(Site s = {}) { fusekit::send("ResetMask", 0, s); }
 inline void SetMaskCount(Site s = {}) { fusekit::send("SetMaskCount", 0, s); }
 inline void SetMaskNorm(Site s = {}) { fusekit::send("SetMaskNorm", 0, s); }
 
+// ---- static tensor programming: LocalMemAllocator (no TPipe)
+template <Hardware hard = Hardware::UB> class LocalMemAllocator : public fusekit::Object {
+public:
+    LocalMemAllocator(Site s = {}) { handle = fusekit::send("LocalMemAllocator", 0, s, hard).i; }
+    uint32_t GetCurAddr(Site s = {}) { return fusekit::value_of<uint32_t>(fusekit::send("GetCurAddr", handle, s)); }
+    template <class T, uint32_t tileSize> LocalTensor<T> Alloc(Site s = {}) {
+        return Alloc<TPosition::VECCALC, T>(tileSize, s);
+    }
+    template <TPosition pos, class T, uint32_t tileSize> LocalTensor<T> Alloc(Site s = {}) {
+        return Alloc<pos, T>(tileSize, s);
+    }
+    template <TPosition pos, class T> LocalTensor<T> Alloc(uint32_t tileSize, Site s = {}) {
+        return LocalTensor<T>(fusekit::send("Alloc", handle, s, pos, DtypeArg<T>(), tileSize).i);
+    }
+};
+
+// ---- system state
+inline void InitSocState(Site s = {}) { fusekit::send("InitSocState", 0, s); }
+inline int64_t GetSystemCycle(Site s = {}) { return fusekit::value_of<int64_t>(fusekit::send("GetSystemCycle", 0, s)); }
+template <class T> inline void SetPadValue(T value, Site s = {}) { fusekit::send("SetPadValue", 0, s, value); }
+
 // ---- device printf: formatted here, printed per core when the launch ends
 inline void printf_at(const Site& s, const char* format, ...) {
     char text[4096];
@@ -214,6 +245,23 @@ inline void printf_at(const Site& s, const char* format, ...) {
     fusekit::send("printf", 0, s, static_cast<const char*>(text));
 }
 
+// AscendC::printf(format, ...): the format's conversion captures the call site
+struct Format {
+    const char* text;
+    Site site;
+    Format(const char* t, const char* f = __builtin_FILE(), int l = __builtin_LINE()) : text(t), site(f, l) {}
+};
+template <class... A> inline void printf(Format format, A... args) { printf_at(format.site, format.text, args...); }
+template <class... A> inline void PRINTF(Format format, A... args) { printf_at(format.site, format.text, args...); }
+
 }  // namespace AscendC
 
-#define PRINTF(...) ::AscendC::printf_at(::fusekit::Site(__FILE__, __LINE__), __VA_ARGS__)
+inline constexpr AscendC::BlockIdxVariable block_idx{};
+inline constexpr AscendC::BlockNumVariable block_num{};
+
+// the event IDs of SetFlag / WaitFlag (event_t)
+enum event_t : int32_t { EVENT_ID0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
+namespace AscendC {
+using ::event_t;
+using ::EVENT_ID0, ::EVENT_ID1, ::EVENT_ID2, ::EVENT_ID3, ::EVENT_ID4, ::EVENT_ID5, ::EVENT_ID6, ::EVENT_ID7;
+}  // namespace AscendC

@@ -39,6 +39,8 @@ namespace AscendC { enum class CacheLine : int32_t { SINGLE_CACHE_LINE = 0, ENTI
 template <> struct fusekit::EnumName<AscendC::CacheLine> { static constexpr const char* name = "CacheLine"; };
 namespace AscendC { enum class MemDsbT : int32_t { ALL = 0, DDR = 1, UB = 2, SEQ = 3 }; }
 template <> struct fusekit::EnumName<AscendC::MemDsbT> { static constexpr const char* name = "MemDsbT"; };
+namespace AscendC { enum class Hardware : int32_t { GM = 0, UB = 1, L1 = 2, L0A = 3, L0B = 4, L0C = 5, BIAS = 6, FIXBUF = 7, MAX = 8 }; }
+template <> struct fusekit::EnumName<AscendC::Hardware> { static constexpr const char* name = "Hardware"; };
 namespace AscendC {
 using QuePosition = TPosition;
 
@@ -60,7 +62,7 @@ FUSEKIT_FORWARD(Brcb)
 FUSEKIT_FORWARD(Cast)
 FUSEKIT_FORWARD(CastDeq)
 FUSEKIT_FORWARD(Compare)
-FUSEKIT_FORWARD(CompareScalar)
+FUSEKIT_FORWARD(Compares)
 FUSEKIT_FORWARD(Copy)
 FUSEKIT_FORWARD(DataCopy)
 FUSEKIT_FORWARD(DataCopyPad)
@@ -74,6 +76,8 @@ FUSEKIT_FORWARD(Gather)
 FUSEKIT_FORWARD(GatherMask)
 FUSEKIT_FORWARD(Gatherb)
 FUSEKIT_FORWARD(GetCmpMask)
+FUSEKIT_FORWARD(IBSet)
+FUSEKIT_FORWARD(IBWait)
 FUSEKIT_FORWARD(LeakyRelu)
 FUSEKIT_FORWARD(Ln)
 FUSEKIT_FORWARD(Max)

@@ -2,6 +2,7 @@
 #pragma once
 #include <exception>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "bridge.h"
@@ -74,6 +75,11 @@ template <class... P> int run_entry(void (*f)(P...), const Arg* a) {
     return guarded([&] { apply(f, a, std::index_sequence_for<P...>{}); });
 }
 
+// the entry of any kernel of signature P... (a template kernel's instantiation has no glue entry of its own)
+template <class... P> int entry_of(uint64_t kernel, const Arg* a) {
+    return run_entry(reinterpret_cast<void (*)(P...)>(static_cast<uintptr_t>(kernel)), a);
+}
+
 template <class... P> struct Launcher {
     void (*kernel)(P...);
     const char* name;
@@ -85,6 +91,9 @@ template <class... P> struct Launcher {
         Call call;
         call.add(name);
         call.add(blocks);
+        call.add(uint64_t(reinterpret_cast<uintptr_t>(kernel)));
+        call.add(uint64_t(reinterpret_cast<uintptr_t>(&entry_of<P...>)));
+        call.add(describe(kernel));
         (call.add(static_cast<P>(args)), ...);
         invoke("fusekit.launch", 0, site, call);
     }
@@ -99,8 +108,12 @@ Launcher<P...> Launch(void (*kernel)(P...), const char* name, const char* file, 
 template <class R, class... P> int run_main(R (*user_main)(P...), int argc, char** argv) {
     int status = 0;
     int failed = guarded([&] {
-        if constexpr (sizeof...(P) == 0) status = int(user_main());
-        else status = int(user_main(argc, argv));
+        if constexpr (sizeof...(P) == 0) {
+            status = int(user_main());
+        } else {  // main(int, char**) or main(int, const char* argv[])
+            using Argv = std::tuple_element_t<1, std::tuple<P...>>;
+            status = int(user_main(argc, const_cast<Argv>(argv)));
+        }
     });
     return failed ? -1 : status;
 }

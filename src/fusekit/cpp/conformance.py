@@ -1,0 +1,174 @@
+"""Conformance of Ascend C's own C++ examples: each ``.asc`` program run as its README runs it, judged by its scripts.
+
+asc-devkit's examples (``examples/01_simd_cpp_api/...``) run as ``mkdir build && cd build``, ``python3
+../scripts/gen_data.py``, ``./demo``, ``python3 ../scripts/verify_result.py output/output.bin
+output/golden.bin``. :func:`run_example` does the same in a scratch copy of the example's folder (the checkout
+is left as it was), with ``fusekit run`` in place of ``./demo`` and the sanitizer on every launch. A source that
+branches on ``SCENARIO_NUM`` is run once per scenario (``-D SCENARIO_NUM=N``; the scripts get
+``-scenarioNum=N`` when the README passes it).
+
+Each row's verdict: ``passed`` (the example's own verify script passed, the sanitizer found nothing),
+``failed`` (verify failed, or the sanitizer found something: fusekit or the sample is wrong, the reason says
+which rule), ``defect`` (the run stopped on a KernelError: a documented rule the sample breaks), ``not
+simulated`` (the compile stopped on an API fusekit does not simulate, named) or ``not run`` (the example's
+scripts could not run here).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .compiler import CompileError
+from .program import ProgramError, compile_program, run_program
+
+VERDICTS = ("passed", "failed", "defect", "not simulated", "not run")
+_SCENARIO = re.compile(r"\bSCENARIO_NUM\s*==\s*(\d+)")
+_README_SCENARIO = re.compile(r"(?:SCENARIO_NUM|scenarioNum)\s*=\s*(\d+)")
+_NOT_SIMULATED = re.compile(r"note: (AscendC::\S+) is not simulated")
+_MISSING_HEADER = re.compile(r"fatal error: ([\w/.]+): No such file")
+# what an API that stops the compile belongs to, for the reason column (cube-research.md; issue 22 adds the cube)
+_AREAS = (
+    (re.compile(r"Mmad|LoadData|Fixpipe|Matmul|Nd2Nz|Nz2Nd|Load2D|Load3D|LoadImageToLocal|matmul_intf|SetFmatrix|"
+                r"A1|B1|CO1|TPosition::A2|TPosition::B2"), "the cube unit (not simulated yet)"),
+    (re.compile(r"MicroAPI|Reg\b|__simd_vf__|__VEC_SCOPE__|RegTensor|dav-3510"), "the Ascend 950 register API"),
+    (re.compile(r"aclnn|aclop|aclmdl|aclrtc|aclrtLaunchKernel|aclrtBinary|torch"),
+     "a runtime path other than <<<...>>> (aclnn, aclop, aclrtc, models)"),
+)
+
+
+@dataclass(frozen=True)
+class Example:
+    """One program of an examples folder: its source, folder, and the scenario it is run with (None: none)."""
+
+    source: Path
+    scenario: int | None = None
+
+    @property
+    def folder(self) -> Path:
+        return self.source.parent
+
+    def name(self, root: Path) -> str:
+        label = str(self.source.relative_to(root)) if self.source.is_relative_to(root) else str(self.source)
+        return label + (f" -D SCENARIO_NUM={self.scenario}" if self.scenario is not None else "")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One example's verdict (one of :data:`VERDICTS`) and its reason (one line)."""
+
+    example: Example
+    verdict: str
+    reason: str = ""
+
+
+def find_examples(root: Path) -> list[Example]:
+    """The ``.asc`` programs under ``root`` (a file or folder), one per scenario they branch on."""
+    sources = [root] if root.is_file() else sorted(root.rglob("*.asc"))
+    found = []
+    for source in sources:
+        text = source.read_text(encoding="utf-8", errors="replace")
+        scenarios = {int(n) for n in _SCENARIO.findall(text)}
+        if not scenarios and "SCENARIO_NUM" in text:  # used as a value: the README lists the scenarios
+            scenarios = {int(n) for n in _README_SCENARIO.findall(_readme(source.parent))} or {1}
+        found += [Example(source, n) for n in sorted(scenarios)] or [Example(source)]
+    return found
+
+
+def run_example(example: Example, *, sanitize: bool = True, soc: str | None = None, timeout: float = 600) -> Row:
+    """Run one example as its README does (see the module docstring); never raises for the example's faults."""
+    readme = _readme(example.folder)
+    if "dav-2201" not in readme and "dav-3510" in readme:
+        return Row(example, "not simulated", "an Ascend 950 (dav-3510) example: fusekit simulates dav-2201 and dav-2002")
+    defines = {"SCENARIO_NUM": str(example.scenario)} if example.scenario is not None else {}
+    with tempfile.TemporaryDirectory(prefix="fusekit-example-") as scratch:
+        folder = Path(scratch, example.folder.name)
+        shutil.copytree(example.folder, folder)
+        build = folder / "build"
+        for sub in ("input", "output"):
+            (build / sub).mkdir(parents=True, exist_ok=True)
+        flags = [f"-scenarioNum={example.scenario}"] if example.scenario is not None and "-scenarioNum" in readme else []
+        if (folder / "scripts" / "gen_data.py").is_file():
+            done = _python(["../scripts/gen_data.py", *flags], build, timeout)
+            if done.returncode != 0:
+                return Row(example, "not run", f"scripts/gen_data.py failed: {_last_line(done)}")
+        try:
+            library = compile_program(folder / example.source.name, defines, soc)
+        except (CompileError, ProgramError) as exc:
+            return _not_compiled(example, str(exc))
+        result = run_program(library, mode="sanitize" if sanitize else "run", cwd=build, timeout=timeout,
+                             quiet=True)
+        if result.error is not None:
+            return Row(example, "defect", _first_line(result.error))
+        if result.status != 0:
+            return Row(example, "failed", f"main returned {result.status}")
+        findings = [f for launch in result.launches if launch.report is not None for f in launch.report.findings]
+        if findings:
+            return Row(example, "failed", f"sanitizer: {_first_line(str(findings[0]))} ({len(findings)} finding(s))")
+        if not (folder / "scripts" / "verify_result.py").is_file():
+            return Row(example, "passed", f"ran {len(result.launches)} launch(es); the example has no verify script")
+        done = _python(["../scripts/verify_result.py", *flags, *_verify_files(readme)], build, timeout)
+        if done.returncode != 0:
+            return Row(example, "failed", f"verify_result.py: {_last_line(done)}")
+        return Row(example, "passed", f"{len(result.launches)} launch(es), verified by its own script")
+
+
+def _readme(folder: Path) -> str:
+    for name in ("README.md", "README_en.md"):
+        if (folder / name).is_file():
+            return (folder / name).read_text(encoding="utf-8", errors="replace")
+    return ""
+
+
+def _verify_files(readme: str) -> list[str]:
+    """The output and golden files the README's verify command names (default output/output.bin, golden.bin)."""
+    for line in readme.splitlines():
+        if "verify_result.py" in line and "python" in line:
+            words = line.split("#")[0].split()
+            files = [w for w in words[words.index(next(w for w in words if w.endswith("verify_result.py"))) + 1:]
+                     if not w.startswith("-")]
+            if files:
+                return files
+    return ["output/output.bin", "output/golden.bin"]
+
+
+def _not_compiled(example: Example, message: str) -> Row:
+    names = _NOT_SIMULATED.findall(message) + _MISSING_HEADER.findall(message)
+    for pattern, area in _AREAS:
+        hit = next((n for n in names if pattern.search(n)), None) or (pattern.search(message) and pattern.pattern)
+        if hit:
+            return Row(example, "not simulated", f"{area}: {', '.join(names[:3]) or 'see the compile error'}")
+    if names:
+        return Row(example, "not simulated", ", ".join(names[:4]))
+    return Row(example, "failed", f"compile error: {_first_line(message)}")
+
+
+def _python(args: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(args, 1, "", f"timed out after {timeout:.0f} s")
+
+
+def _last_line(done: subprocess.CompletedProcess) -> str:
+    lines = [line for line in (done.stdout + "\n" + done.stderr).splitlines() if line.strip()]
+    return lines[-1].strip()[:200] if lines else f"exit status {done.returncode}"
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0][:240] if text.strip() else ""
+
+
+def table(rows: list[Row], root: Path) -> str:
+    """The rows as a text table, with a count per verdict."""
+    width = max((len(r.example.name(root)) for r in rows), default=10)
+    lines = [f"{'example':<{width}}  {'result':<13}  reason"]
+    lines += [f"{r.example.name(root):<{width}}  {r.verdict:<13}  {r.reason}" for r in rows]
+    counts = {v: sum(r.verdict == v for r in rows) for v in VERDICTS}
+    lines.append(", ".join(f"{n} {v}" for v, n in counts.items() if n) + f" of {len(rows)}")
+    return "\n".join(lines)
