@@ -34,7 +34,8 @@ NO_DEFAULT = argparse.SUPPRESS  # an option not given is left out, so the OP can
 OP_KINDS = ("fused_add_scale (shipped; --size or --x1/--x2, --scale, ...), a generated operator: the catalogue ("
             + ", ".join(n for n in CATALOGUE if n != "fused_add_scale") + "), FILE.py:NAME (a @fusekit.op in your "
             "file), a string expression such as 'silu(a) * b' (fusekit.define_op's), or a C++ program FILE.asc (its "
-            "main runs, its kernels on the simulator; -D NAME=VALUE, --soc)")
+            "main runs, its kernels on the simulator; -D NAME=VALUE, --soc), or a CANN operator project DIR (op_host/, "
+            "op_kernel/; --input, --shape, --attr, --expect)")
 EPILOG = ("Generated operators (the catalogue: swiglu, add_rms_norm, layer_norm, ...; FILE.py:NAME, a @fusekit.op in "
           "your file; or an expression) take --shape N [C ...] (or --size N), --input NAME=FILE.npy and --attr "
           "NAME=VALUE; fused_add_scale takes --size or --x1/--x2 and --scale. An option that does not apply to the "
@@ -78,6 +79,9 @@ def add_run(sub) -> None:
                               "DIR/NAME.npy (a generated operator; DIR is created); atomically")
     options.add_argument("-D", dest="define", action="append", type=definition, metavar="NAME[=VALUE]",
                          help=DEFINE_HELP)
+    options.add_argument("--expect", metavar="FILE.npy|EXPR",
+                         help="an operator project (DIR): the reference its output is compared with, a .npy file or a "
+                              "numpy expression of the inputs and attributes, e.g. '(x1 + x2) * scale'")
     options.add_argument("--sanitize", action="store_true",
                          help="also run the sanitizer (memcheck, racecheck, initcheck, synccheck); exit 1 on findings")
     options.add_argument("--source", action="store_true", help="print the generated kernel (a generated operator)")

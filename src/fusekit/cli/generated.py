@@ -75,6 +75,8 @@ _OPTIONS = {
 # why a shipped operator's options do not apply to a generated one
 _REFUSALS = {
     "define": "-D defines a macro of a C++ program (fusekit run FILE.asc -D NAME=VALUE)",
+    "expect": "--expect is the reference of an operator project (fusekit run DIR); a generated operator is checked "
+              "against its own references",
     "x1": "a generated operator's inputs are named: --input NAME=FILE.npy (repeatable), the others random",
     "x2": "a generated operator's inputs are named: --input NAME=FILE.npy (repeatable), the others random",
     "scale": "a generated operator's attributes are --attr NAME=VALUE",

@@ -51,6 +51,8 @@ def resolve(text: str, command: str) -> Operator:
         return found
     if program.is_program(text):
         return program.Program(text)
+    if program.is_project(text):
+        return program.ProjectOp(text)
     if generated.is_generated(text, kernel_files=command == "emit"):
         return generated.Generated(text)
     if command == "emit":

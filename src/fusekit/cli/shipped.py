@@ -109,6 +109,8 @@ _REFUSALS = {
     "source": "its kernel is src/fusekit/ops/fused_add_scale/kernel.py; read it there",
     "row": "--row is the row length a generated row-tiled kernel is traced at; a shipped kernel is elementwise",
     "define": "-D defines a macro of a C++ program (fusekit run FILE.asc -D NAME=VALUE)",
+    "expect": "--expect is the reference of an operator project (fusekit run DIR); fused_add_scale is checked against "
+              "its own references",
 }
 _CHOICES = {"dtype": list(DTYPES), "soc": list(SOCS)}  # options whose values depend on the operator
 

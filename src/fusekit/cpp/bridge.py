@@ -23,7 +23,7 @@ from fusekit import asc
 from fusekit.asc import dtypes
 from fusekit.asc.runtime import ForeignSite, GlobalAddress, KernelError, running_core, set_foreign_site
 
-from .memory import Pointer, device_address, pointer_at
+from .memory import Pointer, buffer_at, device_address, pointer_at
 
 ARG_NONE, ARG_INT, ARG_FLOAT, ARG_OBJECT, ARG_ADDRESS, ARG_DTYPE, ARG_ENUM, ARG_STRUCT, ARG_STRING, ARG_ARRAY = range(10)
 
@@ -100,10 +100,19 @@ def dispatch(name: bytes, self: int, file: bytes, line: int, n: int, args, resul
         _encode(_call(name.decode(), self, values), result[0])
         return 0
     except BaseException as exc:  # noqa: BLE001 - every exception goes back to Python through reraise()
-        _session.pending = exc
+        _session.pending = _in_cpp_terms(exc, name.decode())
         return 1
     finally:
         set_foreign_site(None)
+
+
+def _in_cpp_terms(exc: BaseException, cpp: str) -> BaseException:
+    """A KernelError of call ``cpp`` names it as the C++ source wrote it (``Muls``, not pyasc's ``muls``)."""
+    cpp = cpp.partition("@")[0]
+    if isinstance(exc, KernelError) and exc.op == python_name(cpp) and not cpp.startswith("fusekit."):
+        exc.op = cpp
+        exc.args = (cpp + exc.args[0][len(python_name(cpp)):],) + exc.args[1:]
+    return exc
 
 
 def _decode(a: Arg):
@@ -227,10 +236,23 @@ def call_site() -> str:
     return f"{_session.site.f_code.co_filename}:{_session.site.f_lineno}"
 
 
+def _read_gm(source: Pointer, destination: Pointer, nbytes: int) -> None:
+    """GET_TILING_DATA: ``nbytes`` of GM at ``source`` into the kernel's struct at host address ``destination``."""
+    found = buffer_at(source.address)
+    if found is None or found[1] + nbytes > found[0].data.size:
+        raise _error("GET_TILING_DATA", f"the tiling pointer {source.address:#x} does not hold {nbytes} bytes of a GM "
+                                        "buffer of this launch (the struct the host saved is smaller than the "
+                                        "kernel's?)", "out-of-bounds")
+    buffer, offset = found
+    ctypes.memmove(destination.address, buffer.data.ctypes.data + offset, nbytes)
+
+
 def _host_call(name: str, values: list):
     if name == "fusekit.exception":
         who = "the host program" if running_core() is None else "the kernel"
         raise _error("C++ exception", f"{who} threw an exception it did not catch: {values[0]}")
+    if name == "fusekit.read_gm":
+        return _read_gm(*values)
     if host is None:
         what = "a kernel launch" if name == "fusekit.launch" else name.removeprefix("fusekit.acl.")
         raise _error(what, f"{what} outside a host program run by fusekit: run the program with fusekit run FILE.asc")
@@ -257,7 +279,8 @@ def _call(name: str, self: int, values: list):
         return getattr(obj, python_name(name))(*values)
     if name in FUNCTIONS:
         return FUNCTIONS[name](*values)
+    name, _, unset = name.partition("@")  # Name<T, false>: the call leaves the mask as set (isSetMask)
     function = getattr(asc, python_name(name), None)
     if function is None or not callable(function):
         raise _not_simulated(f"AscendC::{name}")
-    return function(*values)
+    return function(*values, **({unset: False} if unset else {}))

@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -24,7 +25,8 @@ from pathlib import Path
 INCLUDE = Path(__file__).with_name("include")
 INSTALL_HINT = ("install one (Debian/Ubuntu: sudo apt install g++; Fedora: sudo dnf install gcc-c++; macOS: "
                 "xcode-select --install) or set CXX to its path")
-FLAGS = ("-std=c++20", "-O1", "-fPIC", "-shared", "-w")
+# -z defs: a function the source declares but nothing defines fails the link, not the load
+FLAGS = ("-std=c++20", "-O1", "-fPIC", "-shared", "-w") + (("-Wl,-z,defs",) if sys.platform.startswith("linux") else ())
 
 
 class CompileError(ValueError):
@@ -113,20 +115,67 @@ def _run(command: list[str], stdin: str) -> str:
     return done.stdout
 
 
-_UNDECLARED = re.compile(r"'(?:AscendC::)?(\w+)' (?:is not a member of 'AscendC'|was not declared in this scope)|"
-                         r"'class AscendC::(\w+)(?:<[^']*>)?' has no member named '(\w+)'")
+_UNDECLARED = re.compile(r"'(?:AscendC::)?(\w+)' is not a member of 'AscendC'|"
+                         r"'(?:const )?class AscendC::(\w+)(?:<[^']*>)?' has no member named '(\w+)'|"
+                         r"'([A-Z]\w*[a-z]\w*)' was not declared in this scope")
+# the usual mistakes in Ascend C code, and their fix, by the compiler message they cause
+_HINTS = (
+    (re.compile(r"has no member named '(SyncIO|SyncCompute)'"),
+     "Ascend C's TPipe has no SyncIO or SyncCompute: the queues order the stages (CopyIn's EnQue, then Compute's "
+     "DeQue waits for the copy; Compute's EnQue, then CopyOut's DeQue); delete the call"),
+    (re.compile(r"'aclrt[lL]aunchOp' was not declared"),
+     "aclrtlaunchOp is not an ACL call: launch the kernel with KERNEL<<<blockDim, nullptr, stream>>>(args...)"),
+    (re.compile(r"'const class gert::StorageShape' has no member named 'GetDim"),
+     "GetInputShape(i) gives a gert::StorageShape: read the dims of ->GetStorageShape() (or ->GetOriginShape())"),
+    (re.compile(r"'class gert::TilingContext' has no member named 'GetCoreNum'"),
+     "a TilingContext has no GetCoreNum: ask the platform, platform_ascendc::PlatformAscendC("
+     "context->GetPlatformInfo()).GetCoreNumAiv()"),
+    (re.compile(r"no matching function for call to 'gert::TilingContext::GetTilingData\(\)'"),
+     "GetTilingData<T>() takes the tiling struct as its template argument; for raw bytes use "
+     "context->GetRawTilingData()->GetData() and ->SetDataSize(bytes)"),
+    (re.compile(r"undefined reference to"),
+     "the function is declared but defined in another file: fusekit compiles one source with what it #includes; "
+     "include the file that defines it"),
+    (re.compile(r"couldn't deduce template parameter"),
+     "this call needs its template argument written out (AllocTensor<half>(), DeQue<half>(), GetValue<T>)"),
+    (re.compile(r"no matching function for call to '(AscendC::\w+)"),
+     "check the arguments of {0} against its API reference: the destination comes first, then the sources, "
+     "scalars, the count"),
+)
 
 
-def explain(messages: str, limit: int = 12) -> str:
-    """The compiler's errors (first ``limit`` lines that say where), with a note for each Ascend C call or
-    member fusekit's headers do not declare: not simulated, named."""
-    lines = [line for line in messages.splitlines() if ": error:" in line or ": fatal error:" in line]
+def explain(messages: str, limit: int = 16) -> str:
+    """The compiler's errors (the first ``limit`` lines that say where), each followed by the fix of a usual
+    Ascend C mistake where one applies, then a note for each Ascend C call or member fusekit's headers do not
+    declare: not simulated, named."""
+    lines = [line for line in messages.splitlines()
+             if ": error:" in line or ": fatal error:" in line or "undefined reference to" in line]
+    out = []
+    for line in (lines or messages.strip().splitlines())[:limit]:
+        out.append(line)
+        out += [f"  hint: {hint.format(*m.groups())}" for pattern, hint in _HINTS if (m := pattern.search(line))][:1]
+        snake = re.search(r"'([a-z]+(?:_[a-z0-9]+)+)' was not declared", line)
+        if snake and snake.group(1) in _pyasc_functions():
+            out.append(f"  hint: {snake.group(1)} is pyasc's Python name; in C++ it is AscendC::"
+                       f"{_camel(snake.group(1))}")
     notes = []
     for m in _UNDECLARED.finditer(messages):
-        name = m.group(1) or f"{m.group(2)}::{m.group(3)}"
+        name = m.group(1) or (f"{m.group(2)}::{m.group(3)}" if m.group(2) else m.group(4))
+        if m.group(2) and any(p.search(f"has no member named '{m.group(3)}'") for p, _ in _HINTS[:1]):
+            continue  # not Ascend C at all: the hint says what to write
         note = (f"AscendC::{name} is not simulated by fusekit's C++ front end (or is not Ascend C: check its "
                 "spelling against the API reference)")
-        if note not in notes:
+        if note not in notes and not name.startswith("aclrt"):
             notes.append(note)
-    text = "\n".join((lines or messages.strip().splitlines())[:limit])
-    return text + ("".join(f"\nnote: {n}" for n in notes) if notes else "")
+    return "\n".join(out) + "".join(f"\nnote: {n}" for n in notes)
+
+
+def _camel(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+@lru_cache(maxsize=None)
+def _pyasc_functions() -> frozenset[str]:
+    from fusekit import asc
+
+    return frozenset(name for name in dir(asc) if not name.startswith("_") and name.islower())

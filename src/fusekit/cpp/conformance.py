@@ -81,7 +81,15 @@ def find_examples(root: Path) -> list[Example]:
 
 
 def run_example(example: Example, *, sanitize: bool = True, soc: str | None = None, timeout: float = 600) -> Row:
-    """Run one example as its README does (see the module docstring); never raises for the example's faults."""
+    """Run one example as its README does (see the module docstring); never raises: a fault of fusekit's own is
+    a ``failed`` row naming it."""
+    try:
+        return _run_example(example, sanitize, soc, timeout)
+    except Exception as exc:  # noqa: BLE001 - one example's trouble must not stop the table
+        return Row(example, "failed", f"fusekit: {type(exc).__name__}: {_first_line(str(exc))}")
+
+
+def _run_example(example: Example, sanitize: bool, soc: str | None, timeout: float) -> Row:
     readme = _readme(example.folder)
     if "dav-2201" not in readme and "dav-3510" in readme:
         return Row(example, "not simulated", "an Ascend 950 (dav-3510) example: fusekit simulates dav-2201 and dav-2002")

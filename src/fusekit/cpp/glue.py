@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
 _KERNEL = re.compile(r"\b__global__\b(?P<head>[^;{}()]*?)\b(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^()]*)\)\s*\{")
@@ -60,6 +61,26 @@ def kernels(source: str) -> list[KernelDecl]:
     return found
 
 
+_LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+def local_sources(path: Path, source: str) -> list[tuple[Path, str]]:
+    """``source`` (read from ``path``) and the files it includes with ``#include "..."`` from its own folder,
+    recursively: where a program's kernels may be defined (``#include "add_custom_kernel.cpp"``)."""
+    found, todo, seen = [], [(path, source)], set()
+    while todo:
+        file, text = todo.pop(0)
+        if file.resolve() in seen:
+            continue
+        seen.add(file.resolve())
+        found.append((file, text))
+        for name in _LOCAL_INCLUDE.findall(text):
+            included = file.parent / name
+            if included.is_file():
+                todo.append((included, included.read_text(encoding="utf-8", errors="replace")))
+    return found
+
+
 def has_main(source: str) -> bool:
     """Whether ``source`` defines a host ``main``."""
     return _MAIN.search(code_only(source)) is not None
@@ -85,11 +106,12 @@ def rewrite(source: str) -> str:
     return _substitute(source, _MAIN, lambda m: f"{m.group('type')} fusekit_user_main(")
 
 
-def translation_unit(source: str, path: str) -> str:
-    """The C++ fusekit compiles for ``source`` (read from ``path``): its rewritten text and the glue."""
-    decls = kernels(source)
-    lines = ['#include "fusekit/launch.h"', f'#line 1 "{_escape(path)}"', rewrite(source), "",
+def translation_unit(source: str, path: str, decls: list[KernelDecl], prelude: str = "") -> str:
+    """The C++ fusekit compiles for ``source`` (read from ``path``, defining or including the kernels ``decls``,
+    after ``prelude``): its rewritten text and the glue."""
+    lines = ['#include "fusekit/launch.h"', prelude, f'#line 1 "{_escape(path)}"', rewrite(source), "",
              '#line 1 "fusekit-glue.cpp"', "fusekit::Dispatch fusekit_dispatch = nullptr;",
+             'extern "C" { uint64_t fusekit_tiling_key = 0; }',
              'extern "C" void fusekit_set_dispatch(fusekit::Dispatch d) { fusekit_dispatch = d; }']
     for k in (k for k in decls if not k.template):
         lines += [f'extern "C" int fusekit_entry_{k.name}(const fusekit::Arg* a) '

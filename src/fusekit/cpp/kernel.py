@@ -109,6 +109,7 @@ class Library:
         defines: compiler definitions (``{"SCENARIO_NUM": "1"}``, as ``-D SCENARIO_NUM=1``).
         soc: the SoC whose architecture the source is compiled for (``__NPU_ARCH__``, ``__CCE_AICORE__``;
             :func:`arch_defines`); default Ascend910B1. Launches choose their SoC themselves.
+        prelude: C++ put before the source (an operator project's tiling header), outside its line numbering.
 
     Raises:
         CompileError: no compiler, or the source does not compile (the compiler's messages, with a note naming
@@ -117,17 +118,17 @@ class Library:
     """
 
     def __init__(self, path: "str | Path", defines: dict[str, str] | None = None, *, soc=None,
-                 source: str | None = None):
+                 source: str | None = None, prelude: str = ""):
         self.path, self.defines = Path(path), dict(defines or {})
         text = self.path.read_text(encoding="utf-8") if source is None else source
-        unit = glue.translation_unit(text, str(self.path.resolve()))
+        decls = [d for file, code in glue.local_sources(self.path, text) for d in glue.kernels(code)]
+        unit = glue.translation_unit(text, str(self.path.resolve()), decls, prelude)
         self.soc = get_soc(soc)
         self.build = compiler.build(unit, self.path.resolve().parent, {**arch_defines(self.soc), **(defines or {})})
         self.dll = ctypes.CDLL(str(self.build.path))
         self.dll.fusekit_set_dispatch.argtypes = [bridge.DISPATCH]
         self.dll.fusekit_set_dispatch(bridge.callback())
         self.kernels: dict[str, CppKernel] = {}
-        decls = glue.kernels(text)
         self.templates = {decl.name: decl for decl in decls if decl.template}
         self._instances: dict[int, CppKernel] = {}
         for decl in (decl for decl in decls if not decl.template):
@@ -143,7 +144,10 @@ class Library:
         if name in self.kernels:
             return self.kernels[name]
         if kernel not in self._instances:  # by address: the same text can name two instances
-            base = self.templates[name.split("<")[0].strip()]  # the template's parameters name the instance's
+            base = self.templates.get(name.split("<")[0].strip())  # its parameters name the instance's
+            if base is None:
+                raise KeyError(f"{self.path.name} launches {name}, a __global__ function fusekit did not find in "
+                               "it or in the files it includes from its folder")
             run = _ENTRY(entry)
             self._instances[kernel] = CppKernel(self, glue.KernelDecl(name, base.params, base.line),
                                                 types.split(",") if types else [], lambda args: run(kernel, args))

@@ -265,3 +265,23 @@ namespace AscendC {
 using ::event_t;
 using ::EVENT_ID0, ::EVENT_ID1, ::EVENT_ID2, ::EVENT_ID3, ::EVENT_ID4, ::EVENT_ID5, ::EVENT_ID6, ::EVENT_ID7;
 }  // namespace AscendC
+
+// ---- an operator project's kernel entry (CANN "核函数定义": GET_TILING_DATA, TILING_KEY_IS,
+// KERNEL_TASK_TYPE_DEFAULT): the tiling struct is the one the host's REGISTER_TILING_DATA_CLASS names, its bytes
+// are read from the GM buffer `tiling` points at, the tiling key is the one the host's tiling function set
+extern "C" uint64_t fusekit_tiling_key;  // set by fusekit before the launch (fusekit/cpp/project.py)
+namespace fusekit {
+template <class T> void read_tiling(T* out, const void* tiling, Site site = {}) {
+    send("fusekit.read_gm", 0, site, tiling, static_cast<const void*>(out), uint64_t(sizeof(T)));
+}
+}  // namespace fusekit
+enum KernelMetaType { KERNEL_TYPE_AIV_ONLY, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MIX_AIV_1_0, KERNEL_TYPE_MIX_AIC_1_1,
+                      KERNEL_TYPE_MIX_AIC_1_2 };
+#define KERNEL_TASK_TYPE_DEFAULT(type) ((void)(type))
+#define GET_TILING_DATA(var, tiling) \
+    ::optiling::fusekit_registered_tiling var; \
+    ::fusekit::read_tiling(&var, tiling)
+#define GET_TILING_DATA_WITH_STRUCT(type, var, tiling) \
+    type var; \
+    ::fusekit::read_tiling(&var, tiling)
+#define TILING_KEY_IS(key) (fusekit_tiling_key == uint64_t(key))

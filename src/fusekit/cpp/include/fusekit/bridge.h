@@ -180,9 +180,22 @@ template <class S> struct Fields {
 
 
 // FUSEKIT_FORWARD(Name): AscendC::Name(tensor, ...) sent as it is written; the simulator checks the arguments
-// (as pyasc's function of the same name does) and names the call in its KernelError.
+// (as pyasc's function of the same name does) and names the call in its KernelError. The explicit template
+// arguments the API takes (Muls<half, true>, DataCopy<half>, Add<float, false>) are accepted: the dtype is the
+// tensors' (the simulator reads it there), and isSetMask = false travels as pyasc's is_set_mask=False.
 #define FUSEKIT_FORWARD(Name)                                                                \
     template <typename... TemplateArgs, typename... A>                                       \
+    inline void Name(const ::fusekit::First& first, const A&... args) {                      \
+        ::fusekit::forward(#Name, first, args...);                                           \
+    }                                                                                        \
+    template <typename T, auto V, auto... Values, typename... A>                             \
+    inline void Name(const ::fusekit::First& first, const A&... args) {                      \
+        if constexpr (std::is_same_v<decltype(V), bool>) {                                   \
+            if (!V) return ::fusekit::forward(#Name "@is_set_mask", first, args...);         \
+        }                                                                                    \
+        ::fusekit::forward(#Name, first, args...);                                           \
+    }                                                                                        \
+    template <auto V, auto... Values, typename... A>                                         \
     inline void Name(const ::fusekit::First& first, const A&... args) {                      \
         ::fusekit::forward(#Name, first, args...);                                           \
     }
