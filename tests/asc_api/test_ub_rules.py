@@ -104,9 +104,20 @@ def two_pipes_kernel():
     asc.TPipe()  # <second>
 
 
+@asc.jit
+def pipe_after_destroy_kernel():
+    first = asc.TPipe()
+    first.destroy()
+    asc.TPipe()
+
+
 def test_second_tpipe_raises():
-    with raises_at(two_pipes_kernel, "second", "a second TPipe"):
+    with raises_at(two_pipes_kernel, "second", "a second TPipe while the first is live"):
         two_pipes_kernel[1]()
+
+
+def test_second_tpipe_after_destroy():
+    pipe_after_destroy_kernel[1]()  # asc-devkit's tpipe_reuse example: Destroy, then a new TPipe
 
 
 @asc.jit

@@ -104,9 +104,10 @@ class TPipe(_Named):
         if core.allocator is not None:
             raise core.error("TPipe", "this kernel places UB tensors with a LocalMemAllocator, which cannot be mixed "
                                       "with a TPipe (LocalMemAllocator简介.md): use one or the other")
-        if core.pipe is not None:
-            raise core.error("TPipe", "a second TPipe in one kernel: an Ascend C kernel has exactly one TPipe; "
-                                      "pass the first one to the code that needs it")
+        if core.pipe is not None and core.pipe.live:  # after Destroy a new TPipe may take the UB (asc-devkit
+            # examples/01_simd_cpp_api/03_basic_api/07_tpipe_tque/tpipe_reuse: "重复申请需要前一个对象先Destroy")
+            raise core.error("TPipe", "a second TPipe while the first is live: a core has one TPipe at a time; pass "
+                                      "the first one to the code that needs it, or Destroy it before making another")
         core.pipe = self
         self.core = core
         corestate.init_soc_state(core)  # the constructor calls InitSocState (AD kernel_tpipe_impl.h)

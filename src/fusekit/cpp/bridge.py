@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+import threading
 from typing import Any, Callable, Protocol
 
 import numpy as np
@@ -50,8 +51,9 @@ def python_name(cpp: str) -> str:
     return _PYTHON_NAMES.get(cpp) or _CAMEL.sub("_", cpp).lower()
 
 
-class Session:
-    """The simulator objects the C++ side holds handles to, and the exception a call raised; one per thread."""
+class Session(threading.local):
+    """The simulator objects the C++ side holds handles to, and the exception a call raised; one per thread (the
+    cores of a kernel that calls SyncAll run in threads of their own, fusekit.asc.runtime._Scheduler)."""
 
     def __init__(self):
         self.objects: dict[int, Any] = {}

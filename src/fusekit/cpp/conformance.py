@@ -4,8 +4,8 @@ asc-devkit's examples (``examples/01_simd_cpp_api/...``) run as ``mkdir build &&
 ../scripts/gen_data.py``, ``./demo``, ``python3 ../scripts/verify_result.py output/output.bin
 output/golden.bin``. :func:`run_example` does the same in a scratch copy of the example's folder (the checkout
 is left as it was), with ``fusekit run`` in place of ``./demo`` and the sanitizer on every launch. A source that
-branches on ``SCENARIO_NUM`` is run once per scenario (``-D SCENARIO_NUM=N``; the scripts get
-``-scenarioNum=N`` when the README passes it).
+branches on ``SCENARIO_NUM`` is run once per scenario (``-D SCENARIO_NUM=N``; the scripts get their own
+scenario option, ``-scenarioNum=N`` or however their argparse spells it).
 
 Each row's verdict: ``passed`` (the example's own verify script passed, the sanitizer found nothing),
 ``failed`` (verify failed, or the sanitizer found something: fusekit or the sample is wrong, the reason says
@@ -30,6 +30,7 @@ from .program import ProgramError, compile_program, run_program
 VERDICTS = ("passed", "failed", "defect", "not simulated", "not run")
 _SCENARIO = re.compile(r"\bSCENARIO_NUM\s*==\s*(\d+)")
 _README_SCENARIO = re.compile(r"(?:SCENARIO_NUM|scenarioNum)\s*=\s*(\d+)")
+_SCENARIO_OPTION = re.compile(r"add_argument\(\s*[\"'](-{1,2}scenario\w*)[\"']", re.I)
 _NOT_SIMULATED = re.compile(r"note: (AscendC::\S+) is not simulated")
 _MISSING_HEADER = re.compile(r"fatal error: ([\w/.]+): No such file")
 # what an API that stops the compile belongs to, for the reason column (cube-research.md; issue 22 adds the cube)
@@ -37,6 +38,7 @@ _AREAS = (
     (re.compile(r"Mmad|LoadData|Fixpipe|Matmul|Nd2Nz|Nz2Nd|Load2D|Load3D|LoadImageToLocal|matmul_intf|SetFmatrix|"
                 r"A1|B1|CO1|TPosition::A2|TPosition::B2"), "the cube unit (not simulated yet)"),
     (re.compile(r"MicroAPI|Reg\b|__simd_vf__|__VEC_SCOPE__|RegTensor|dav-3510"), "the Ascend 950 register API"),
+    (re.compile(r"undefined reference"), "a multi-file build (a function defined in another source it links)"),
     (re.compile(r"aclnn|aclop|aclmdl|aclrtc|aclrtLaunchKernel|aclrtBinary|torch"),
      "a runtime path other than <<<...>>> (aclnn, aclop, aclrtc, models)"),
 )
@@ -100,14 +102,17 @@ def _run_example(example: Example, sanitize: bool, soc: str | None, timeout: flo
         build = folder / "build"
         for sub in ("input", "output"):
             (build / sub).mkdir(parents=True, exist_ok=True)
-        flags = [f"-scenarioNum={example.scenario}"] if example.scenario is not None and "-scenarioNum" in readme else []
         if (folder / "scripts" / "gen_data.py").is_file():
-            done = _python(["../scripts/gen_data.py", *flags], build, timeout)
+            done = _python(["../scripts/gen_data.py", *_scenario_flag(folder / "scripts" / "gen_data.py", example)],
+                           build, timeout)
             if done.returncode != 0:
                 return Row(example, "not run", f"scripts/gen_data.py failed: {_last_line(done)}")
         try:
             library = compile_program(folder / example.source.name, defines, soc)
-        except (CompileError, ProgramError) as exc:
+        except ProgramError:
+            return Row(example, "not simulated", "a multi-file build (its CMake compiles and links several sources); "
+                                                 "fusekit runs one source with what it includes")
+        except CompileError as exc:
             return _not_compiled(example, str(exc))
         result = run_program(library, mode="sanitize" if sanitize else "run", cwd=build, timeout=timeout,
                              quiet=True)
@@ -117,10 +122,14 @@ def _run_example(example: Example, sanitize: bool, soc: str | None, timeout: flo
             return Row(example, "failed", f"main returned {result.status}")
         findings = [f for launch in result.launches if launch.report is not None for f in launch.report.findings]
         if findings:
-            return Row(example, "failed", f"sanitizer: {_first_line(str(findings[0]))} ({len(findings)} finding(s))")
+            first = findings[0]
+            where = f" at {Path(first.locations[0]).name}" if first.locations else ""
+            return Row(example, "failed", f"sanitizer, {len(findings)} finding(s): {first.kind}{where}: "
+                                          f"{_first_line(first.message)}")
         if not (folder / "scripts" / "verify_result.py").is_file():
             return Row(example, "passed", f"ran {len(result.launches)} launch(es); the example has no verify script")
-        done = _python(["../scripts/verify_result.py", *flags, *_verify_files(readme)], build, timeout)
+        done = _python(["../scripts/verify_result.py", *_scenario_flag(folder / "scripts" / "verify_result.py", example),
+                        *_verify_files(readme)], build, timeout)
         if done.returncode != 0:
             return Row(example, "failed", f"verify_result.py: {_last_line(done)}")
         return Row(example, "passed", f"{len(result.launches)} launch(es), verified by its own script")
@@ -131,6 +140,15 @@ def _readme(folder: Path) -> str:
         if (folder / name).is_file():
             return (folder / name).read_text(encoding="utf-8", errors="replace")
     return ""
+
+
+def _scenario_flag(script: Path, example: Example) -> list[str]:
+    """The scenario option of ``script`` (``-scenarioNum=N``, ``-scenario_num=N``: as its argparse spells it),
+    for an example run with a scenario."""
+    if example.scenario is None or not script.is_file():
+        return []
+    m = _SCENARIO_OPTION.search(script.read_text(encoding="utf-8", errors="replace"))
+    return [f"{m.group(1)}={example.scenario}"] if m else []
 
 
 def _verify_files(readme: str) -> list[str]:
