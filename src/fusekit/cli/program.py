@@ -165,9 +165,10 @@ class ProjectOp:
         t = result.tiling
         print(f"{project.prototype.name}: tiling block_dim {t.block_dim}, tiling key {t.key}, {t.data.size} B of "
               f"tiling data, workspace {sum(t.workspaces)} B; {sum(len(c) for c in result.trace.cores)} instructions")
-        if result.report is not None and not result.report.ok:
-            print(result.report.to_text())
-            return 1
+        if result.report is not None:
+            print(result.report.to_text() if not result.report.ok else "sanitizer: no findings")
+            if not result.report.ok:
+                return 1
         if command == "profile":
             from fusekit.timing import predict
 

@@ -148,13 +148,15 @@ def explain(messages: str, limit: int = 16) -> str:
     """The compiler's errors (the first ``limit`` lines that say where), each followed by the fix of a usual
     Ascend C mistake where one applies, then a note for each Ascend C call or member fusekit's headers do not
     declare: not simulated, named."""
-    lines = [line for line in messages.splitlines()
-             if ": error:" in line or ": fatal error:" in line or "undefined reference to" in line]
+    all_lines = messages.splitlines()
+    errors = [k for k, line in enumerate(all_lines) if _is_error(line)]
+    blocks = [all_lines[k:errors[n + 1] if n + 1 < len(errors) else len(all_lines)] for n, k in enumerate(errors)]
     out = []
-    for line in (lines or messages.strip().splitlines())[:limit]:
-        out.append(line)
-        out += [f"  hint: {hint.format(*m.groups())}" for pattern, hint in _HINTS if (m := pattern.search(line))][:1]
-        snake = re.search(r"'([a-z]+(?:_[a-z0-9]+)+)' was not declared", line)
+    for block in _by_line_and_column(blocks)[:limit]:  # a block: an error with its notes
+        out.append(block[0])
+        text = "\n".join(block)
+        out += [f"  hint: {hint.format(*m.groups())}" for pattern, hint in _HINTS if (m := pattern.search(text))][:1]
+        snake = re.search(r"'([a-z]+(?:_[a-z0-9]+)+)' was not declared", block[0])
         if snake and snake.group(1) in _pyasc_functions():
             out.append(f"  hint: {snake.group(1)} is pyasc's Python name; in C++ it is AscendC::"
                        f"{_camel(snake.group(1))}")
@@ -167,7 +169,28 @@ def explain(messages: str, limit: int = 16) -> str:
                 "spelling against the API reference)")
         if note not in notes and not name.startswith("aclrt"):
             notes.append(note)
+    if not errors:
+        out = messages.strip().splitlines()[:limit]
     return "\n".join(out) + "".join(f"\nnote: {n}" for n in notes)
+
+
+_WHERE = re.compile(r"^(.*?):(\d+):(\d+):")
+
+
+def _by_line_and_column(blocks: list[list[str]]) -> list[list[str]]:
+    """The errors in the compiler's order of lines, those of one line by column (the call before its arguments)."""
+    def where(block):
+        m = _WHERE.match(block[0])
+        return (m.group(1), int(m.group(2))) if m else (block[0], 0), int(m.group(3)) if m else 0
+
+    first = {}
+    for n, block in enumerate(blocks):
+        first.setdefault(where(block)[0], n)
+    return sorted(blocks, key=lambda b: (first[where(b)[0]], where(b)[1]))
+
+
+def _is_error(line: str) -> bool:
+    return ": error:" in line or ": fatal error:" in line or "undefined reference to" in line
 
 
 def _camel(name: str) -> str:

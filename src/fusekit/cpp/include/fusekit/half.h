@@ -8,6 +8,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "bridge.h"  // Dtype: the element type names the simulator knows
+
 namespace fusekit {
 
 inline uint32_t float_bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }

@@ -1,0 +1,144 @@
+"""C++ kernels on the simulator: the same outputs and Trace as their pyasc twins, launched through fusekit's
+launch API (numpy and torch arguments, sanitize, profile), with errors in the C++ source's terms."""
+
+import time
+
+import numpy as np
+import pytest
+from conftest import SOURCES
+
+import fusekit
+from fusekit.asc import KernelError
+from fusekit.cpp import CompileError, load
+
+import twins
+
+N, TILE, SCALE = 4096, 256, 1.5
+
+
+@pytest.fixture(scope="module")
+def library():
+    return load(SOURCES / "fused_add_scale.cpp")
+
+
+def _inputs(rng, n=N):
+    return rng.uniform(-4, 4, n).astype(np.float16), rng.uniform(-4, 4, n).astype(np.float16)
+
+
+def _instructions(trace):
+    """Every field of every record but the call site and the tensors' names (C++ has no variable names)."""
+    def access(a):
+        return a.mem, a.buffer, a.start, a.stop, a.atomic, a.l2
+
+    return [[(i.op, i.pipe, tuple(map(access, i.reads)), tuple(map(access, i.writes)), tuple(map(access, i.undefined)),
+              i.sync, i.count, i.nbytes, i.dtype, i.repeats, i.cost) for i in core] for core in trace.cores]
+
+
+def test_same_outputs_and_trace_as_the_pyasc_twin(library, rng):
+    x1, x2 = _inputs(rng)
+    y_cpp, y_py = np.zeros_like(x1), np.zeros_like(x1)
+    cpp = library.fused_add_scale[8](x1, x2, y_cpp, N, TILE, SCALE).trace
+    py = twins.fused_add_scale[8](x1, x2, y_py, N, TILE, SCALE).trace
+    # the NPU's float16 arithmetic, independently: Add rounds the sum to float16, Muls the product
+    expected = ((x1.astype(np.float32) + x2).astype(np.float16).astype(np.float32) * np.float32(SCALE)).astype(np.float16)
+    assert np.array_equal(y_cpp.view(np.uint16), expected.view(np.uint16))
+    assert np.array_equal(y_cpp.view(np.uint16), y_py.view(np.uint16))
+    assert _instructions(cpp) == _instructions(py) and all(cpp.cores)
+
+
+def test_trace_names_the_cpp_source_lines(library, rng):
+    x1, x2 = _inputs(rng)
+    trace = library.fused_add_scale[2](x1, x2, np.zeros_like(x1), N, TILE, SCALE).trace
+    source = (SOURCES / "fused_add_scale.cpp").read_text().splitlines()
+    adds = [i for i in trace.cores[0] if i.op == "add"]
+    assert adds and all(i.file.endswith("fused_add_scale.cpp") for i in adds)
+    assert "Add(y, a, b, tileLength)" in source[adds[0].line - 1]
+
+
+def test_torch_arguments(library, rng):
+    torch = pytest.importorskip("torch")
+    x1, x2 = _inputs(rng)
+    y = torch.zeros(N, dtype=torch.float16)
+    library.fused_add_scale[8](torch.from_numpy(x1), torch.from_numpy(x2), y, N, TILE, SCALE)
+    expected = np.zeros_like(x1)
+    library.fused_add_scale[8](x1, x2, expected, N, TILE, SCALE)
+    assert np.array_equal(y.numpy().view(np.uint16), expected.view(np.uint16))
+
+
+def test_sanitize_and_profile_take_a_cpp_kernel(library, rng):
+    x1, x2 = _inputs(rng)
+    report = fusekit.sanitize(library.fused_add_scale)[8](x1, x2, np.zeros_like(x1), N, TILE, SCALE)
+    assert report.ok, report.to_text()
+    prof = fusekit.profile(library.fused_add_scale)[8](x1, x2, np.zeros_like(x1), N, TILE, SCALE)
+    assert prof.kernel_time_us > 0
+
+
+def test_kernel_error_names_the_cpp_file_line_and_core(library, rng):
+    x1, x2 = _inputs(rng)
+    with pytest.raises(KernelError) as caught:  # a tile of 100 halves is 200 B: not a whole 32 B block
+        library.fused_add_scale[8](x1, x2, np.zeros_like(x1), N, 100, SCALE)
+    error = caught.value
+    assert error.file.endswith("fused_add_scale.cpp") and error.core == 0
+    line = (SOURCES / "fused_add_scale.cpp").read_text().splitlines()[error.line - 1]
+    assert "DataCopy" in line and str(error).startswith("DataCopy on aiv(0)")
+
+
+@pytest.mark.parametrize("value, message", [(-1, "does not fit"), (2 ** 32, "does not fit"), (1.5, "does not fit")])
+def test_scalar_arguments_are_checked_against_the_cpp_type(library, rng, value, message):
+    x1, x2 = _inputs(rng)
+    with pytest.raises(ValueError, match=message):
+        library.fused_add_scale[8](x1, x2, np.zeros_like(x1), value, TILE, SCALE)
+
+
+def test_wrong_argument_count_and_kinds(library, rng):
+    x1, x2 = _inputs(rng)
+    with pytest.raises(TypeError, match="fused_add_scale"):
+        library.fused_add_scale[8](x1, x2, np.zeros_like(x1), N, TILE)
+    with pytest.raises(TypeError, match="takes a numpy array"):
+        library.fused_add_scale[8](x1, 3, np.zeros_like(x1), N, TILE, SCALE)
+    with pytest.raises(KeyError, match="has no __global__ kernel 'nope'; it has fused_add_scale"):
+        library["nope"]
+
+
+def test_cached_rebuild_is_under_a_second():
+    started = time.perf_counter()
+    again = load(SOURCES / "fused_add_scale.cpp")
+    assert again.build.cached and time.perf_counter() - started < 1.0
+
+
+def test_a_call_fusekit_does_not_simulate_fails_at_compile_time_naming_it(tmp_path):
+    source = tmp_path / "k.cpp"
+    source.write_text('#include "kernel_operator.h"\n__global__ __aicore__ void k(GM_ADDR x) {\n'
+                      "    AscendC::Mmad(x);\n}\n")
+    with pytest.raises(CompileError) as caught:
+        load(source)
+    text = str(caught.value)
+    assert f"{source}:3:" in text and "note: AscendC::Mmad is not simulated" in text
+
+
+@pytest.mark.parametrize("code, hint", [
+    ("AscendC::TPipe pipe; pipe.SyncIO();", "queues order the stages"),
+    ("AscendC::TPipe pipe; AscendC::TQue<AscendC::TPosition::VECIN, 1> q; auto t = q.AllocTensor();",
+     "needs its template argument"),
+    ("data_copy(x, x, 8);", "in C++ it is AscendC::DataCopy"),
+])
+def test_compile_errors_name_the_users_line_with_a_hint(tmp_path, code, hint):
+    source = tmp_path / "k.cpp"
+    source.write_text(f'#include "kernel_operator.h"\n__global__ __aicore__ void k(GM_ADDR x) {{\n    {code}\n}}\n')
+    with pytest.raises(CompileError) as caught:
+        load(source)
+    text = str(caught.value)
+    assert f"{source}:3:" in text and hint in text
+    assert "include/kernel_operator.h" not in text.splitlines()[0]
+
+
+def test_no_compiler_names_the_install_command(tmp_path, monkeypatch):
+    from fusekit.cpp import compiler
+
+    monkeypatch.setenv("CXX", str(tmp_path / "no-such-g++"))
+    compiler.compiler.cache_clear()
+    try:
+        with pytest.raises(CompileError, match="apt install g\\+\\+"):
+            load(SOURCES / "fused_add_scale.cpp")
+    finally:
+        compiler.compiler.cache_clear()
