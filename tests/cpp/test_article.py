@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from conftest import EXAMPLES
 
@@ -86,3 +87,18 @@ def test_each_runtime_defect_of_the_article_is_reported_at_its_line(fixed, file,
     kernel = fixed / "fused_add_scale_kernel.cpp"
     code = article_code if file.endswith("kernel.cpp") else "pipe.InitBuffer(inQueueX1"  # the first to overflow
     assert f"fused_add_scale_kernel.cpp:{_line(kernel, code)}" in text, text
+
+
+def test_fixed_profile_reproduces_the_shipped_operators(fixed):
+    from fusekit.ops import fused_add_scale
+    from fusekit.timing import predict
+
+    n = 1 << 20
+    subprocess.run([sys.executable, "../gen_data.py", str(n)], cwd=fixed / "build", check=True)
+    result = run_program(fixed / "main.asc", defines={"LENGTH": str(n)}, mode="profile", cwd=fixed / "build",
+                         quiet=True)
+    article = predict([l.trace for l in result.launches])
+    x1, x2 = (np.zeros(n, np.float16) for _ in range(2))
+    shipped = predict([l.trace for l in fused_add_scale.run(x1, x2, 1.5).launches])
+    assert article.gm_bytes == shipped.gm_bytes  # the same traffic: 2 reads and 1 write of 2 MiB
+    assert abs(article.kernel_time_us / shipped.kernel_time_us - 1) < 0.1  # tilings differ a little

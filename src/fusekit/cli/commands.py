@@ -25,7 +25,7 @@ from fusekit.pyasc.npu import BACKENDS
 from fusekit.soc import SOCS
 from fusekit.timing import STUDY_NAMES
 
-from . import conformance
+from . import conformance, program
 from .common import DTYPES, Options, UsageError, bounded, named_file, names, real, sizes
 from .operator import bind, resolve
 from .program import DEFINE_HELP, definition
@@ -201,7 +201,10 @@ def add_check(sub) -> None:
                                        "unaligned). The launch comes from --arg, from a check_launch(n, dtype) "
                                        "function in the file, or from guesses on the parameter names, printed for "
                                        "each size (see fusekit.check). Exit 0: no findings, 1: findings, 2: bad input.")
-    check.add_argument("file", type=Path, help="Python file with the @asc.jit kernel")
+    check.add_argument("file", type=Path, help="Python file with the @asc.jit kernel, or a C++ program FILE.asc (its "
+                                               "main runs with every launch under the sanitizer)")
+    check.add_argument("-D", dest="define", action="append", type=definition, metavar="NAME[=VALUE]",
+                       help=DEFINE_HELP)
     check.add_argument("--kernel", help="kernel name, if the file has several")
     check.add_argument("--sizes", type=sizes(0, tiling.MAX_LAUNCH_ELEMENTS), default=DEFAULT_SIZES,
                        help=f"comma-separated element counts (default {','.join(map(str, DEFAULT_SIZES))})")
@@ -225,6 +228,8 @@ def add_check(sub) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
+    if program.is_program(str(args.file)):
+        return _check_program(args)
     try:
         overrides = dict(parse_arg(text) for text in args.arg)
         with contextlib.redirect_stdout(sys.stderr):  # device printf output must not mix into the report
@@ -241,6 +246,19 @@ def _check(args: argparse.Namespace) -> int:
             print(f"n = {r.n}: launched {r.describe_launch()}")
             print(textwrap.indent(r.report.to_text(), "  "))
     return 1 if any(not r.report.ok for r in results) else 0
+
+
+def _check_program(args: argparse.Namespace) -> int:
+    """``check FILE.asc``: the program's main, every launch under the sanitizer (the size sweep is main's)."""
+    given = [flag for flag, value, default in (("--kernel", args.kernel, None), ("--sizes", args.sizes, DEFAULT_SIZES),
+                                               ("--arg", args.arg, []), ("--outputs", args.outputs, None),
+                                               ("--dtype", args.dtype, None), ("--json", args.json, False))
+             if value != default]
+    if given:
+        raise UsageError(f"{', '.join(given)} does not apply to {args.file}: a C++ program's main chooses its kernels, "
+                         "sizes and arguments; check FILE.asc takes -D NAME=VALUE and --soc")
+    result = program.execute(args.file, dict(args.define or []), args.soc, "sanitize")
+    return 0 if result.ok else 1
 
 
 def add_experiment(sub) -> None:
@@ -282,10 +300,13 @@ def _validate_timing(args: argparse.Namespace) -> int:
 
 
 def add_conformance(sub) -> None:
-    conf = sub.add_parser("conformance", help="run pyasc's own tests and tutorials (your checkout) on the simulator "
-                                              "and print file, test, result, reason")
+    conf = sub.add_parser("conformance", help="run pyasc's own tests and tutorials (your checkout), or Ascend C's "
+                                              ".asc examples (asc-devkit), on the simulator and print a table")
     conf.add_argument("paths", nargs="*", help="test files or folders of a pyasc checkout (default: python/tutorials, "
-                                               "python/test/kernels, python/test/generalization of $FUSEKIT_PYASC_CHECKOUT)")
+                                               "python/test/kernels, python/test/generalization of "
+                                               "$FUSEKIT_PYASC_CHECKOUT), or folders of .asc examples (asc-devkit's "
+                                               "examples/01_simd_cpp_api): each runs with its own gen_data.py and "
+                                               "verify_result.py")
     conf.add_argument("--no-sanitize", action="store_true", help="do not run the sanitizer on each kernel launch")
     conf.add_argument("--verbose", action="store_true", help="also print pytest's tracebacks of failing tests")
     conf.set_defaults(func=lambda args: conformance.run(args.paths, sanitize=not args.no_sanitize, verbose=args.verbose))

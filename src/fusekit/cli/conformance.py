@@ -1,5 +1,6 @@
 """``fusekit conformance PATH...``: pyasc's own tests and tutorials on the simulator, in a pytest session
-with the plugin :mod:`fusekit.pyasc.plugin`, and the table of :mod:`fusekit.pyasc.conformance`."""
+with the plugin :mod:`fusekit.pyasc.plugin`, and the table of :mod:`fusekit.pyasc.conformance`; or, for paths
+holding ``.asc`` programs (asc-devkit's C++ examples), :mod:`fusekit.cpp.conformance`'s runner and table."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ def run(paths: list[str], sanitize: bool = True, extra: "list[str] | None" = Non
         or ``not run``), 2 for a path that does not exist, no checkout, paths holding no test or
         arguments pytest refuses.
     """
+    if paths and any(_holds_programs(Path(p)) for p in paths):
+        return run_programs(paths, sanitize)
     # pytest is a test dependency, not fusekit's: imported when the command runs, as the plugin that needs it
     import pytest
 
@@ -69,3 +72,29 @@ def run(paths: list[str], sanitize: bool = True, extra: "list[str] | None" = Non
         print(table(rows, plugin.root()))
         print("(pytest's tracebacks: fusekit conformance --verbose PATH...)")
     return exit_status(rows)
+
+
+def _holds_programs(path: Path) -> bool:
+    return path.suffix == ".asc" or (path.is_dir() and next(path.rglob("*.asc"), None) is not None)
+
+
+def run_programs(paths: list[str], sanitize: bool = True) -> int:
+    """``fusekit conformance DIR...`` over Ascend C examples: each ``.asc`` run as its README runs it, one row
+    printed as it finishes, the table at the end. Returns 1 if a row is ``failed``, 2 for a missing path, else 0."""
+    from fusekit.cpp.conformance import find_examples, run_example, table
+
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        print(f"fusekit conformance: no such file or folder: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    rows = []
+    for path in map(Path, paths):
+        root = path if path.is_dir() else path.parent
+        for example in find_examples(path):
+            row = run_example(example, sanitize=sanitize)
+            print(f"{row.example.name(root)}: {row.verdict}", file=sys.stderr, flush=True)
+            rows.append((root, row))
+    roots = {root for root, _ in rows}
+    common = Path(os.path.commonpath([str(r) for r in roots])) if roots else Path(".")
+    print(table([row for _, row in rows], common))
+    return 1 if any(row.verdict == "failed" for _, row in rows) else 0

@@ -14,7 +14,9 @@ entry (``fusekit::Abort``) and :func:`reraise` raises it in Python.
 from __future__ import annotations
 
 import ctypes
+import functools
 import re
+import struct
 import threading
 from typing import Any, Callable, Protocol
 
@@ -36,8 +38,12 @@ class Arg(ctypes.Structure):
                 ("s", ctypes.c_char_p), ("p", ctypes.c_void_p)]
 
 
+# the callback takes the Args as addresses and reads them with one struct unpack (a ctypes Structure per field
+# read costs more than the instruction's bookkeeping)
 DISPATCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_int64, ctypes.c_char_p, ctypes.c_int32,
-                            ctypes.c_int32, ctypes.POINTER(Arg), ctypes.POINTER(Arg))
+                            ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
+_ARG = struct.Struct("=iiqdQQ")  # Arg's layout: kind, size, i, f, s, p (40 bytes, no padding)
+assert _ARG.size == ctypes.sizeof(Arg)
 
 # C++ spellings that are not the CamelCase of the pyasc name (Ascend C's And/Or/Not are pyasc's bitwise_*)
 CPP_NAMES = {"bitwise_and": "And", "bitwise_or": "Or", "bitwise_not": "Not", "compare_scalar": "Compares",
@@ -46,6 +52,7 @@ _PYTHON_NAMES = {cpp: py for py, cpp in CPP_NAMES.items()} | {"EnQue": "enque", 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
+@functools.lru_cache(maxsize=None)
 def python_name(cpp: str) -> str:
     """pyasc's snake_case name for an Ascend C call (``DataCopyPad`` -> ``data_copy_pad``, ``And`` -> ``bitwise_and``)."""
     return _PYTHON_NAMES.get(cpp) or _CAMEL.sub("_", cpp).lower()
@@ -96,16 +103,21 @@ def dispatch(name: bytes, self: int, file: bytes, line: int, n: int, args, resul
     """Run one Ascend C call of a compiled kernel (the C callback; never raises)."""
     try:
         if file:  # a call with no site of its own (operator[]) keeps the last one
-            _session.site = ForeignSite(file.decode(), line)
+            _session.site = _site(file, line)
         set_foreign_site(_session.site)
-        values = [_decode(args[k]) for k in range(n)]
-        _encode(_call(name.decode(), self, values), result[0])
+        values = [_decode(*a) for a in _ARG.iter_unpack(ctypes.string_at(args, n * 40))] if n else []
+        ctypes.memmove(result, _encode(_call(name.decode(), self, values)), 40)
         return 0
     except BaseException as exc:  # noqa: BLE001 - every exception goes back to Python through reraise()
         _session.pending = _in_cpp_terms(exc, name.decode())
         return 1
     finally:
         set_foreign_site(None)
+
+
+@functools.lru_cache(maxsize=4096)
+def _site(file: bytes, line: int) -> ForeignSite:
+    return ForeignSite(file.decode(), line)
 
 
 def _in_cpp_terms(exc: BaseException, cpp: str) -> BaseException:
@@ -117,29 +129,41 @@ def _in_cpp_terms(exc: BaseException, cpp: str) -> BaseException:
     return exc
 
 
-def _decode(a: Arg):
-    kind = a.kind
-    if kind == ARG_INT:
-        return bool(a.i) if a.s == b"bool" else int(a.i)
-    if kind == ARG_FLOAT:
-        return float(a.f)
+@functools.lru_cache(maxsize=None)
+def _name(address: int) -> str | None:
+    """The text of a static C string the headers pass (a dtype, enum or struct name): stable per address."""
+    return ctypes.string_at(address).decode() if address else None
+
+
+def _decode(kind: int, size: int, i: int, f: float, s: int, p: int):
     if kind == ARG_OBJECT:
-        return _object(a.i)
+        return _object(i)
+    if kind == ARG_INT:
+        return bool(i) if _name(s) == "bool" else i
+    if kind == ARG_FLOAT:
+        return f
     if kind == ARG_ADDRESS:
-        return Pointer(int(a.i) & (2 ** 64 - 1), a.s.decode() if a.s else None)
+        return Pointer(i & (2 ** 64 - 1), _name(s))
     if kind == ARG_DTYPE:
-        return dtypes.DataType(a.s.decode())
+        return dtypes.DataType(_name(s))
     if kind == ARG_ENUM:
-        return list(getattr(asc, a.s.decode()))[a.i]
+        return _members(_name(s))[i]
     if kind == ARG_STRUCT:
-        fields = ctypes.cast(a.p, ctypes.POINTER(Arg))
-        return getattr(asc, a.s.decode())(*[_decode(fields[k]) for k in range(a.size)])
+        return getattr(asc, _name(s))(*_decode_all(p, size))
     if kind == ARG_STRING:
-        return a.s.decode(errors="replace")
+        return ctypes.string_at(s).decode(errors="replace")  # formatted text in a buffer: read each time
     if kind == ARG_ARRAY:
-        items = ctypes.cast(a.p, ctypes.POINTER(Arg))
-        return [_decode(items[k]) for k in range(a.size)]
+        return _decode_all(p, size)
     return None
+
+
+def _decode_all(address: int, n: int) -> list:
+    return [_decode(*a) for a in _ARG.iter_unpack(ctypes.string_at(address, n * 40))] if n else []
+
+
+@functools.lru_cache(maxsize=None)
+def _members(enum: str) -> list:
+    return list(getattr(asc, enum))
 
 
 def _object(handle: int):
@@ -150,19 +174,23 @@ def _object(handle: int):
                                  "SetGlobalBuffer, or a tensor from an earlier launch" % handle) from None
 
 
-def _encode(value, out: Arg) -> None:
+def _encode(value) -> bytes:
+    """A call's result as an Arg's bytes."""
     if value is None:
-        out.kind = ARG_NONE
-    elif isinstance(value, (bool, np.bool_)):
-        out.kind, out.i = ARG_INT, int(value)
-    elif isinstance(value, (float, np.floating)):
-        out.kind, out.f = ARG_FLOAT, float(value)
-    elif isinstance(value, GlobalAddress):
-        out.kind, out.i = ARG_ADDRESS, device_address(value)
-    elif hasattr(value, "__index__"):  # int, numpy integers, fusekit's int32 scalars
-        out.kind, out.i = ARG_INT, int(value)
-    else:
-        out.kind, out.i = ARG_OBJECT, _session.handle(value)
+        return _NONE
+    if isinstance(value, (bool, np.bool_)):
+        return _ARG.pack(ARG_INT, 0, int(value), 0.0, 0, 0)
+    if isinstance(value, (float, np.floating)):
+        return _ARG.pack(ARG_FLOAT, 0, 0, float(value), 0, 0)
+    if isinstance(value, GlobalAddress):
+        return _ARG.pack(ARG_ADDRESS, 0, device_address(value), 0.0, 0, 0)
+    if hasattr(type(value), "__index__"):  # int, numpy integers, fusekit's int32 scalars (not the objects'
+        # __getattr__, which explains a missing name at length)
+        return _ARG.pack(ARG_INT, 0, int(value), 0.0, 0, 0)
+    return _ARG.pack(ARG_OBJECT, 0, _session.handle(value), 0.0, 0, 0)
+
+
+_NONE = _ARG.pack(ARG_NONE, 0, 0, 0.0, 0, 0)
 
 
 def _error(op: str, detail: str, kind: str = "api") -> KernelError:
@@ -275,14 +303,30 @@ def _call(name: str, self: int, values: list):
         obj = _object(self)
         if name in METHODS:
             return METHODS[name](obj, *values)
-        method = getattr(type(obj), python_name(name), None)
+        method = _method(type(obj), name)
         if method is None:
             raise _not_simulated(f"{type(obj).__name__}::{name}")
-        return getattr(obj, python_name(name))(*values)
-    if name in FUNCTIONS:
-        return FUNCTIONS[name](*values)
-    name, _, unset = name.partition("@")  # Name<T, false>: the call leaves the mask as set (isSetMask)
+        return method(obj, *values)
+    function, keywords = _function(name)
+    if function is None:
+        raise _not_simulated(f"AscendC::{name.partition('@')[0]}")
+    return function(*values, **keywords)
+
+
+@functools.lru_cache(maxsize=None)
+def _method(cls: type, cpp: str):
+    """The simulator's method for ``cls::cpp``, or None."""
+    return getattr(cls, python_name(cpp), None)
+
+
+@functools.lru_cache(maxsize=None)
+def _function(cpp: str) -> tuple[Callable | None, dict]:
+    """The simulator's function for ``AscendC::cpp`` and its keywords (``Name@is_set_mask``: Name<T, false>, the
+    call leaves the mask as set), or (None, {})."""
+    if cpp in FUNCTIONS:
+        return FUNCTIONS[cpp], {}
+    name, _, unset = cpp.partition("@")
     function = getattr(asc, python_name(name), None)
     if function is None or not callable(function):
-        raise _not_simulated(f"AscendC::{name}")
-    return function(*values, **({unset: False} if unset else {}))
+        return None, {}
+    return function, ({unset: False} if unset else {})

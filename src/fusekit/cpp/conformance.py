@@ -35,7 +35,7 @@ _NOT_SIMULATED = re.compile(r"note: (AscendC::\S+) is not simulated")
 _MISSING_HEADER = re.compile(r"fatal error: ([\w/.]+): No such file")
 # what an API that stops the compile belongs to, for the reason column (cube-research.md; issue 22 adds the cube)
 _AREAS = (
-    (re.compile(r"Mmad|LoadData|Fixpipe|Matmul|Nd2Nz|Nz2Nd|Load2D|Load3D|LoadImageToLocal|matmul_intf|SetFmatrix|"
+    (re.compile(r"Mmad|LoadData|Fixpipe|Matmul|kernel_tiling|Nd2Nz|Nz2Nd|Load2D|Load3D|LoadImageToLocal|matmul_intf|SetFmatrix|"
                 r"A1|B1|CO1|TPosition::A2|TPosition::B2"), "the cube unit (not simulated yet)"),
     (re.compile(r"MicroAPI|Reg\b|__simd_vf__|__VEC_SCOPE__|RegTensor|dav-3510"), "the Ascend 950 register API"),
     (re.compile(r"undefined reference"), "a multi-file build (a function defined in another source it links)"),

@@ -35,7 +35,7 @@ ENUMS = (("TPosition", "TPosition", True), ("HardEvent", "HardEvent", True), ("P
 NOT_TENSOR_FIRST = {"set_deq_scale", "get_sort_len", "get_sort_offset", "get_gather_mask_remain_count",
                     "set_vector_mask", "reset_mask", "set_mask_count", "set_mask_norm", "get_mrg_sort_result"}
 # tensor-first calls outside the vector registry: data moves, dumps, inter-block flags
-DATA_MOVES = ("data_copy", "data_copy_pad", "dump_tensor", "ib_set", "ib_wait")
+DATA_MOVES = ("data_copy", "data_copy_pad", "dump_tensor", "ib_set", "ib_wait", "wait_pre_block", "notify_next_block")
 
 
 def cpp_name(pyasc_name: str) -> str:

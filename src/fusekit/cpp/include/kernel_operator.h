@@ -230,6 +230,14 @@ public:
     }
 };
 
+// ---- GM atomics of DataCopy UB -> GM (SetAtomicAdd<T>() ... SetAtomicNone())
+template <class T> inline void SetAtomicAdd(Site s = {}) { fusekit::send("SetAtomicAdd", 0, s, DtypeArg<T>()); }
+template <class T> inline void SetAtomicMax(Site s = {}) { fusekit::send("SetAtomicMax", 0, s, DtypeArg<T>()); }
+template <class T> inline void SetAtomicMin(Site s = {}) { fusekit::send("SetAtomicMin", 0, s, DtypeArg<T>()); }
+template <class T> inline void SetAtomicType(Site s = {}) { fusekit::send("SetAtomicType", 0, s, DtypeArg<T>()); }
+inline void SetAtomicNone(Site s = {}) { fusekit::send("SetAtomicNone", 0, s); }
+inline void DisableDmaAtomic(Site s = {}) { fusekit::send("SetAtomicNone", 0, s); }  // the DMA's atomic mode off
+
 // ---- system state
 inline void InitSocState(Site s = {}) { fusekit::send("InitSocState", 0, s); }
 inline int64_t GetSystemCycle(Site s = {}) { return fusekit::value_of<int64_t>(fusekit::send("GetSystemCycle", 0, s)); }
