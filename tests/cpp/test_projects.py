@@ -1,6 +1,7 @@
 """CANN operator projects: the host tiling compiled against fusekit's stand-ins and called with a TilingContext,
 the kernel run with the tiling it wrote; fusekit's own emit --project output round-trips bit for bit."""
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -83,3 +84,13 @@ def test_emitted_project_round_trips_bit_for_bit(tmp_path, rng):
     cpp = Project(tmp_path).run({"x1": x1, "x2": x2}, {"scale": 1.5})
     pyasc_run = fused_add_scale.run(x1, x2, 1.5)
     assert np.array_equal(cpp.outputs["y"].view(np.uint16), pyasc_run.y.view(np.uint16))
+
+
+def test_a_tiling_function_that_crashes_is_reported(tmp_path):
+    shutil.copytree(SCALED_SUB, tmp_path / "p")
+    host = tmp_path / "p" / "op_host" / "scaled_sub.cpp"
+    # a sample seen in the wild: SaveToBuffer given the TilingData object instead of its GetData()
+    host.write_text(host.read_text().replace("tiling.SaveToBuffer(context->GetRawTilingData()->GetData(),",
+                                             "*(volatile int*)nullptr = 0; tiling.SaveToBuffer(context->GetRawTilingData()->GetData(),"))
+    done = fusekit("run", str(tmp_path / "p"), "--shape", "4096", "--attr", "alpha=1")
+    assert done.returncode == 1 and "crashed (SIGSEGV)" in done.stdout and "Traceback" not in done.stderr

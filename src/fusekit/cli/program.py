@@ -146,24 +146,25 @@ class ProjectOp:
         return None
 
     def execute(self, command: str, args: argparse.Namespace) -> int:
-        from fusekit.cpp.project import Project, ProjectError
+        from fusekit.cpp.isolate import Crashed
+        from fusekit.cpp.project import ProjectError, describe_project, run_project
 
         if command == "profile":
             check_profile_files(args)
         if getattr(args, "output", None) is not None:
             check_writable(args.output)
         try:
-            project = Project(self.path, soc=args.soc)
-            inputs = _project_inputs(project, args)
+            prototype = describe_project(self.path, args.soc)
+            inputs = _project_inputs(prototype, args)
             attrs = _attrs(args.attr)
-            result = project.run(inputs, attrs, sanitize=getattr(args, "sanitize", False))
+            _, result = run_project(self.path, inputs, attrs, soc=args.soc, sanitize=getattr(args, "sanitize", False))
         except (CompileError, ProjectError) as exc:
             raise UsageError(f"{self.name}: {exc}") from None
-        except KernelError as exc:
+        except (KernelError, Crashed) as exc:
             print(f"error: {exc}")
             return 1
         t = result.tiling
-        print(f"{project.prototype.name}: tiling block_dim {t.block_dim}, tiling key {t.key}, {t.data.size} B of "
+        print(f"{prototype.name}: tiling block_dim {t.block_dim}, tiling key {t.key}, {t.data.size} B of "
               f"tiling data, workspace {sum(t.workspaces)} B; {sum(len(c) for c in result.trace.cores)} instructions")
         if result.report is not None:
             print(result.report.to_text() if not result.report.ok else "sanitizer: no findings")
@@ -172,7 +173,7 @@ class ProjectOp:
         if command == "profile":
             from fusekit.timing import predict
 
-            prof = predict([result.trace], project.soc.name)
+            prof = predict([result.trace], get_soc(args.soc).name)
             print(prof.table())
             write_profile_files(args, prof)
             return 0
@@ -203,13 +204,13 @@ def _attrs(texts: list[str]) -> dict[str, float]:
     return attrs
 
 
-def _project_inputs(project, args: argparse.Namespace) -> dict[str, np.ndarray]:
+def _project_inputs(prototype, args: argparse.Namespace) -> dict[str, np.ndarray]:
     """The inputs: --input files, the others random of --shape (or --size) and --dtype."""
     given = {name: load_npy(path, None) for name, path in args.input}
     shape = tuple(args.shape) if args.shape else ((args.size,) if args.size is not None else (4096,))
     rng = np.random.default_rng(0)
     inputs = dict(given)
-    for param in project.prototype.inputs:
+    for param in prototype.inputs:
         if param.name in inputs:
             continue
         dtype = args.dtype or (param.dtypes[0] if param.dtypes else "float16")

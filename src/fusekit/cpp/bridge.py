@@ -283,6 +283,8 @@ def _host_call(name: str, values: list):
         raise _error("C++ exception", f"{who} threw an exception it did not catch: {values[0]}")
     if name == "fusekit.read_gm":
         return _read_gm(*values)
+    if name == "fusekit.assert":
+        raise _error("ASSERT", f"the kernel's assertion {values[0]} is false")
     if host is None:
         what = "a kernel launch" if name == "fusekit.launch" else name.removeprefix("fusekit.acl.")
         raise _error(what, f"{what} outside a host program run by fusekit: run the program with fusekit run FILE.asc")

@@ -17,7 +17,6 @@ from __future__ import annotations
 import ctypes
 import os
 import pickle
-import signal
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from fusekit.asc.runtime import KernelError, launch
 from fusekit.asc.trace import Trace
 
 from . import acl, bridge
+from .isolate import describe_exit
 from .kernel import Library
 from .memory import Pointer
 
@@ -146,7 +146,7 @@ def run_program(program: "Library | str | Path", *, defines: dict[str, str] | No
         try:
             done = subprocess.run(command, cwd=cwd, timeout=timeout, capture_output=quiet, text=True)
             returncode, output = done.returncode, (done.stdout or "") + (done.stderr or "")
-            stopped = None if result_file.is_file() else _crash(returncode)
+            stopped = None if result_file.is_file() else describe_exit(returncode, "the host program")
         except subprocess.TimeoutExpired as exc:
             output, stopped = str(exc.output or ""), f"the program ran past the {timeout:.0f} s limit and was stopped"
         if stopped is None:
@@ -158,16 +158,6 @@ def run_program(program: "Library | str | Path", *, defines: dict[str, str] | No
                 result.launches = pickle.loads(launches.read_bytes())
     result.output = output
     return result
-
-
-def _crash(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"the host program crashed ({name}) in its own code; fusekit's process is unharmed"
-    return f"the host program stopped with exit status {returncode} before main returned (exit() or abort())"
 
 
 class HostRun:

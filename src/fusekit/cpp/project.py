@@ -8,7 +8,8 @@ The host sources are compiled against fusekit's stand-ins for CANN's host header
 ``include/tiling``) with an entry (``fusekit/op_host.h``) that reads the registered OpDef (inputs, outputs,
 dtypes, attributes) and calls its InferShape and tiling function with a TilingContext holding the inputs'
 shapes and dtypes, the attributes and the SoC's core count and UB size, as the framework does before a launch.
-The kernel is then compiled with the project's tiling header and launched on ``block_dim`` cores with the
+The kernel is then compiled with the project's tiling header (and ``DTYPE_<NAME>``, the C++ type of each input
+and output in the inputs' dtype combination, as CANN's build defines it) and launched on ``block_dim`` cores with the
 inputs, the outputs, a workspace of the sizes the tiling asked for, and the tiling bytes it wrote, in GM
 (``GET_TILING_DATA`` reads them there, ``TILING_KEY_IS`` sees the key the tiling set).
 """
@@ -25,12 +26,15 @@ from fusekit.asc.runtime import launch
 from fusekit.soc import get_soc
 
 from . import compiler
+from .isolate import isolated
 from .kernel import Library, arch_defines
 
 # ge::DataType's values (CANN graph/types.h, as include/register/op_def_registry.h declares them) and numpy's
 GE_DTYPES = {0: "float32", 1: "float16", 2: "int8", 3: "int32", 4: "uint8", 6: "int16", 7: "uint16", 8: "uint32",
              9: "int64", 10: "uint64", 12: "bool", 27: "bfloat16"}
 GE_CODES = {name: code for code, name in GE_DTYPES.items()}
+_C_TYPES = {"float16": "half", "float32": "float", "bfloat16": "bfloat16_t", "bool": "bool",
+            **{f"{sign}int{bits}": f"{sign}int{bits}_t" for sign in ("", "u") for bits in (8, 16, 32, 64)}}
 TILING_CAPACITY = 64 * 1024  # bytes the tiling function may write (CANN's TilingData capacity is of this order)
 
 
@@ -90,6 +94,32 @@ class ProjectRun:
     inputs: dict[str, np.ndarray] = field(default_factory=dict)
 
 
+def run_project(root: "str | Path", inputs: dict[str, np.ndarray], attrs: dict[str, float] | None = None, *,
+                soc=None, sanitize: bool = False) -> tuple[OpPrototype, ProjectRun]:
+    """Compile and run a project in a child process (:mod:`fusekit.cpp.isolate`): a crash in its host code or
+    kernel is a :class:`~fusekit.cpp.isolate.Crashed`, not the end of this process.
+
+    Raises:
+        ProjectError, CompileError, KernelError: as :class:`Project` and :meth:`Project.run`.
+        Crashed: the tiling function or the kernel crashed.
+    """
+    return isolated(_run_project, Path(root), inputs, attrs, soc, sanitize, what=f"{Path(root).name}'s C++ code")
+
+
+def describe_project(root: "str | Path", soc=None) -> OpPrototype:
+    """The project's prototype (its OpDef), read in a child process as :func:`run_project` runs it."""
+    return isolated(_describe_project, Path(root), soc, what=f"{Path(root).name}'s host code")
+
+
+def _describe_project(root: Path, soc) -> OpPrototype:
+    return Project(root, soc=soc).prototype
+
+
+def _run_project(root: Path, inputs, attrs, soc, sanitize) -> tuple[OpPrototype, ProjectRun]:
+    project = Project(root, soc=soc)
+    return project.prototype, project.run(inputs, attrs, sanitize=sanitize)
+
+
 def _files(root: Path, sub: str, suffixes: tuple[str, ...]) -> list[Path]:
     folder = root / sub
     return sorted(p for p in folder.glob("*") if p.suffix in suffixes) if folder.is_dir() else []
@@ -121,14 +151,44 @@ class Project:
                                "function) and op_kernel/*.cpp (the kernel), as msopgen lays them out")
         self.host = self._host_library(hosts)
         self.prototype = self._describe()
-        tiling_headers = _files(self.root, "op_host", (".h",))
-        prelude = "".join(f'#include "{h.resolve()}"\n' for h in tiling_headers)
-        kernel_file = kernels[0]
-        self.kernel_library = Library(kernel_file, soc=self.soc, prelude=prelude)
-        if len(self.kernel_library.kernels) != 1:
-            raise ProjectError(f"{kernel_file} defines {len(self.kernel_library.kernels)} __global__ functions; an "
-                               "operator's kernel file defines one entry")
-        self.kernel = next(iter(self.kernel_library.kernels.values()))
+        self._prelude = "".join(f'#include "{h.resolve()}"\n' for h in _files(self.root, "op_host", (".h",)))
+        self._kernel_file = kernels[0]
+        self._kernels: dict[tuple[str, ...], Library] = {}
+
+    def kernel_library(self, column: int) -> Library:
+        """The kernel compiled for the OpDef's dtype combination ``column``, as CANN's build compiles one binary
+        per combination: ``DTYPE_<NAME>`` (``DTYPE_X1``) is the C++ type of each input and output there.
+
+        Raises:
+            ProjectError: the kernel file does not define exactly one ``__global__`` function.
+        """
+        params = self.prototype.inputs + self.prototype.outputs
+        defines = {f"DTYPE_{p.name.upper()}": _C_TYPES.get(p.dtypes[column], p.dtypes[column])
+                   for p in params if column < len(p.dtypes)}
+        key = tuple(sorted(defines.items()))
+        if key not in self._kernels:
+            library = Library(self._kernel_file, defines, soc=self.soc, prelude=self._prelude)
+            if len(library.kernels) != 1:
+                raise ProjectError(f"{self._kernel_file} defines {len(library.kernels)} __global__ functions; an "
+                                   "operator's kernel file defines one entry")
+            self._kernels[key] = library
+        return self._kernels[key]
+
+    def column(self, inputs: dict[str, np.ndarray]) -> int:
+        """The OpDef's dtype combination (the index into every DataType list) these inputs are.
+
+        Raises:
+            ProjectError: no combination has these dtypes.
+        """
+        given = [_dtype_name(inputs[p.name]) for p in self.prototype.inputs]
+        widths = {len(p.dtypes) for p in self.prototype.inputs + self.prototype.outputs if p.dtypes}
+        for column in range(max(widths, default=1)):
+            if all(not p.dtypes or (column < len(p.dtypes) and p.dtypes[column] == d)
+                   for p, d in zip(self.prototype.inputs, given)):
+                return column
+        listed = "; ".join(f"{p.name}: {', '.join(p.dtypes)}" for p in self.prototype.inputs)
+        raise ProjectError(f"{self.prototype.name}'s OpDef has no dtype combination "
+                           f"{', '.join(f'{p.name} {d}' for p, d in zip(self.prototype.inputs, given))} ({listed})")
 
     def _host_library(self, hosts: list[Path]):
         unit = "".join(f'#include "{h.resolve()}"\n' for h in hosts) + '#include "fusekit/op_host.h"\n'
@@ -178,7 +238,8 @@ class Project:
         self.host.fusekit_op_tiling(
             len(self.prototype.inputs), (ctypes.c_int64 * len(shapes))(*shapes),
             (ctypes.c_int32 * len(codes))(*codes), n_out, len(values), (ctypes.c_double * max(1, len(values)))(*values),
-            ctypes.c_uint32(self.soc.vector_cores), ctypes.c_uint64(self.soc.ub_bytes),
+            ctypes.c_uint32(self.soc.vector_cores), ctypes.c_uint32(_cube_cores(self.soc)),
+            ctypes.c_int32(_SOC_VERSIONS[self.soc.arch]), ctypes.c_uint64(self.soc.ub_bytes),
             tiling.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)), ctypes.c_uint64(TILING_CAPACITY), results, out_shapes)
         if results[0] != 0:
             raise ProjectError(f"{self.prototype.name}'s tiling function returned GRAPH_FAILED for inputs "
@@ -208,20 +269,22 @@ class Project:
         tiling = self.tiling(inputs, attrs)
         if not 1 <= tiling.block_dim <= 65535:
             raise ProjectError(f"the tiling function set block_dim {tiling.block_dim}; SetBlockDim takes 1 to 65535")
-        first = _dtype_name(next(iter(inputs.values()))) if inputs else "float16"
+        column = self.column(inputs)
+        library = self.kernel_library(column)
+        kernel = next(iter(library.kernels.values()))
         outputs = {}
         for param, shape in zip(self.prototype.outputs, tiling.output_shapes):
-            dtype = first if first in param.dtypes or not param.dtypes else param.dtypes[0]
+            dtype = param.dtypes[min(column, len(param.dtypes) - 1)] if param.dtypes else "float16"
             outputs[param.name] = np.zeros(shape, _numpy_dtype(dtype))
         workspace = np.zeros(max(32, sum(tiling.workspaces)), np.uint8)
         args = [*inputs.values(), *outputs.values(), workspace, tiling.data]
-        ctypes.c_uint64.in_dll(self.kernel_library.dll, "fusekit_tiling_key").value = tiling.key
+        ctypes.c_uint64.in_dll(library.dll, "fusekit_tiling_key").value = tiling.key
         if sanitize:
             from fusekit.sanitizer import sanitize as sanitizer
 
-            report = sanitizer(self.kernel, soc=self.soc)[tiling.block_dim](*args)
+            report = sanitizer(kernel, soc=self.soc)[tiling.block_dim](*args)
             return ProjectRun(outputs, tiling, report.trace, report, inputs)
-        trace = launch(self.kernel, tiling.block_dim, tuple(args), soc=self.soc).trace
+        trace = launch(kernel, tiling.block_dim, tuple(args), soc=self.soc).trace
         return ProjectRun(outputs, tiling, trace, None, inputs)
 
     def _check(self, inputs: dict[str, np.ndarray], attrs: dict[str, float]) -> None:
@@ -236,6 +299,7 @@ class Project:
             if param.dtypes and dtype not in param.dtypes:
                 raise ProjectError(f"input {param.name} is {dtype}; {self.prototype.name}'s OpDef lists "
                                    f"{', '.join(param.dtypes)}")
+        self.column(inputs)
         known = {a.name for a in self.prototype.attrs}
         bad = [a for a in attrs if a not in known]
         if bad:
@@ -248,6 +312,16 @@ class Project:
         ordered = {n: np.ascontiguousarray(inputs[n]) for n in names}
         inputs.clear()
         inputs.update(ordered)
+
+
+# platform_ascendc::SocVersion of an architecture (include/tiling/platform/platform_ascendc.h)
+_SOC_VERSIONS = {"2201": 1, "2002": 2}
+
+
+def _cube_cores(soc) -> int:
+    """AIC cores: one per two AIV on Atlas A2/A3 (docs/ascendc-model.md: 24 AIC / 48 AIV on 910B1); on 310P a
+    core holds both units."""
+    return soc.vector_cores // 2 if soc.arch == "2201" else soc.vector_cores
 
 
 def _dtype_name(array: np.ndarray) -> str:

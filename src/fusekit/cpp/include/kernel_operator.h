@@ -293,3 +293,11 @@ enum KernelMetaType { KERNEL_TYPE_AIV_ONLY, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MI
     type var; \
     ::fusekit::read_tiling(&var, tiling)
 #define TILING_KEY_IS(key) (fusekit_tiling_key == uint64_t(key))
+
+// ASSERT(condition) in kernel code: a false condition stops the launch with a KernelError naming the line
+namespace fusekit {
+inline void kernel_assert(bool holds, const char* text, Site site) {
+    if (!holds) send("fusekit.assert", 0, site, text);
+}
+}  // namespace fusekit
+#define ASSERT(condition) ::fusekit::kernel_assert(bool(condition), #condition, ::fusekit::Site(__FILE__, __LINE__))

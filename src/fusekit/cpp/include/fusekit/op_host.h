@@ -38,7 +38,8 @@ extern "C" const char* fusekit_op_describe() {
 // Shapes in: rank then dims per input. Out (results): status, block_dim, tiling_key, tiling bytes, workspace
 // count, workspace sizes (up to 8); then the outputs' ranks and dims (inferred, or the first input's).
 extern "C" int fusekit_op_tiling(int n_in, const int64_t* shapes, const int32_t* dtypes, int n_out, int n_attrs,
-                                 const double* attrs, uint32_t cores, uint64_t ub, uint8_t* tiling, uint64_t capacity,
+                                 const double* attrs, uint32_t cores, uint32_t aic_cores, int32_t soc_version,
+                                 uint64_t ub, uint8_t* tiling, uint64_t capacity,
                                  uint64_t* results, int64_t* out_shapes) {
     ops::OpDef* op = fusekit::op_host::the_op();
     if (op == nullptr || op->aicore.tiling == nullptr) return 1;
@@ -56,7 +57,7 @@ extern "C" int fusekit_op_tiling(int n_in, const int64_t* shapes, const int32_t*
         if (op->infer_shape(&infer) == ge::GRAPH_SUCCESS) outputs = infer.outputs();
     }
     gert::TilingContext context(inputs, types, outputs, std::vector<double>(attrs, attrs + n_attrs),
-                                fe::PlatFormInfos{cores, ub});
+                                fe::PlatFormInfos{cores, ub, aic_cores, soc_version});
     results[0] = op->aicore.tiling(&context);
     results[1] = context.GetBlockDim();
     results[2] = context.GetTilingKey();

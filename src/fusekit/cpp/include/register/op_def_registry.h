@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <initializer_list>
@@ -22,7 +23,29 @@ enum Format : int32_t { FORMAT_NCHW = 0, FORMAT_NHWC = 1, FORMAT_ND = 2, FORMAT_
                         FORMAT_FRACTAL_NZ = 29 };
 }  // namespace ge
 
-namespace fe { class PlatFormInfos { public: uint32_t aiv_cores = 48; uint64_t ub_bytes = 192 * 1024; }; }
+namespace ge {
+// bytes of one element of a dtype (CANN graph/types.h GetSizeByDataType); -1 for a dtype it does not know
+inline int GetSizeByDataType(DataType t) {
+    switch (t) {
+        case DT_FLOAT: case DT_INT32: case DT_UINT32: return 4;
+        case DT_FLOAT16: case DT_BF16: case DT_INT16: case DT_UINT16: return 2;
+        case DT_INT8: case DT_UINT8: case DT_BOOL: return 1;
+        case DT_INT64: case DT_UINT64: case DT_DOUBLE: return 8;
+    }
+    return -1;
+}
+}  // namespace ge
+
+// the SoC as a tiling function asks it (fusekit's fields: set from fusekit.soc)
+namespace fe {
+class PlatFormInfos {
+public:
+    uint32_t aiv_cores = 48;
+    uint64_t ub_bytes = 192 * 1024;
+    uint32_t aic_cores = 24;
+    int32_t soc_version = 1;  // platform_ascendc::SocVersion
+};
+}  // namespace fe
 
 namespace gert {
 
@@ -52,6 +75,19 @@ public:
     const Shape& GetStorageShape() const { return storage_; }
 private:
     Shape origin_, storage_;
+};
+
+// an input or output tensor as the tiling sees it (GetInputTensor): its shapes and dtype, no data
+class Tensor {
+public:
+    Tensor(const StorageShape& shape, ge::DataType t) : shape_(shape), type_(t) {}
+    const Shape& GetOriginShape() const { return shape_.GetOriginShape(); }
+    const Shape& GetStorageShape() const { return shape_.GetStorageShape(); }
+    int64_t GetShapeSize() const { return shape_.GetStorageShape().GetShapeSize(); }
+    ge::DataType GetDataType() const { return type_; }
+private:
+    StorageShape shape_;
+    ge::DataType type_;
 };
 
 class CompileTimeTensorDesc {
@@ -103,11 +139,14 @@ public:
         for (auto t : dtypes) descs_.emplace_back(t);
         for (auto& s : outputs) outputs_.emplace_back(s);
         attrs_.values = std::move(attrs);
+        for (size_t i = 0; i < inputs_.size(); ++i)
+            tensors_.emplace_back(inputs_[i], i < descs_.size() ? descs_[i].GetDataType() : ge::DT_FLOAT16);
     }
     const StorageShape* GetInputShape(size_t i) const { return i < inputs_.size() ? &inputs_[i] : nullptr; }
     const StorageShape* GetOutputShape(size_t i) const { return i < outputs_.size() ? &outputs_[i] : nullptr; }
     const CompileTimeTensorDesc* GetInputDesc(size_t i) const { return i < descs_.size() ? &descs_[i] : nullptr; }
     size_t GetComputeNodeInputNum() const { return inputs_.size(); }
+    const Tensor* GetInputTensor(size_t i) const { return i < tensors_.size() ? &tensors_[i] : nullptr; }
     const RuntimeAttrs* GetAttrs() const { return &attrs_; }
     ge::graphStatus SetBlockDim(uint32_t blockDim) { block_dim_ = blockDim; return ge::GRAPH_SUCCESS; }
     uint32_t GetBlockDim() const { return block_dim_; }
@@ -121,6 +160,7 @@ public:
 private:
     std::vector<StorageShape> inputs_, outputs_;
     std::vector<CompileTimeTensorDesc> descs_;
+    std::vector<Tensor> tensors_;
     RuntimeAttrs attrs_;
     fe::PlatFormInfos platform_;
     TilingData tiling_;

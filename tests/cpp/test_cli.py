@@ -1,0 +1,75 @@
+"""fusekit run / profile / check on C++ programs: exit codes and one-line errors, no tracebacks."""
+
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import SOURCES
+
+
+def fusekit(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "fusekit.cli", *args], capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.fixture
+def build(tmp_path):
+    shutil.copy(SOURCES / "scale_program.asc", tmp_path / "scale_program.asc")
+    (tmp_path / "build" / "input").mkdir(parents=True)
+    (tmp_path / "build" / "output").mkdir()
+    np.arange(8 * 1024, dtype=np.float32).tofile(tmp_path / "build" / "input" / "x.bin")
+    return tmp_path / "build"
+
+
+@pytest.mark.parametrize("args, status, text", [
+    ((), 0, "scale_kernel<256><<<8>>> at ../scale_program.asc:"),
+    (("-D", "FAULT=4"), 1, "main returned 3"),
+    (("-D", "FAULT=2"), 1, "crashed (SIGSEGV)"),
+    (("-D", "FAULT=3", "--sanitize"), 1, "findings above"),
+    (("--soc", "dav-2201"), 0, "running its main on Ascend910B1"),
+])
+def test_run_program(build, args, status, text):
+    done = fusekit("run", "../scale_program.asc", *args, cwd=build)
+    assert done.returncode == status and text in done.stdout, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("args, text", [
+    (("--soc", "dav-3510"), "dav-3510 is Ascend 950"),
+    (("--size", "8"), "--size does not apply to ../scale_program.asc"),
+    (("-D", "1X=2"), "expected NAME or NAME=VALUE"),
+])
+def test_run_program_usage_errors(build, args, text):
+    done = fusekit("run", "../scale_program.asc", *args, cwd=build)
+    assert done.returncode == 2 and text in done.stderr and "Traceback" not in done.stderr
+
+
+def test_profile_and_check_a_program(build):
+    done = fusekit("profile", "../scale_program.asc", "--csv", "pipes.csv", cwd=build)
+    assert done.returncode == 0 and "kernel time" in done.stdout and (build / "pipes.csv").is_file()
+    done = fusekit("check", "../scale_program.asc", "-D", "FAULT=3", cwd=build)
+    assert done.returncode == 1 and "findings above" in done.stdout
+    done = fusekit("check", "../scale_program.asc", cwd=build)
+    assert done.returncode == 0 and "sanitizer: no findings" in done.stdout
+
+
+def test_not_ascend_c_and_missing_files(tmp_path):
+    (tmp_path / "notes.asc").write_text("hello\n")
+    done = fusekit("run", str(tmp_path / "notes.asc"))
+    assert done.returncode == 2 and "notes.asc:1:" in done.stderr and "Traceback" not in done.stderr
+    done = fusekit("run", str(tmp_path / "missing.asc"))
+    assert done.returncode == 2 and "no such file" in done.stderr
+
+
+def test_conformance_over_a_folder_of_examples(tmp_path):
+    example = tmp_path / "examples" / "scale"
+    (example / "scripts").mkdir(parents=True)
+    shutil.copy(SOURCES / "scale_program.asc", example / "scale.asc")
+    (example / "scripts" / "gen_data.py").write_text(
+        "import numpy as np\nnp.arange(8192, dtype=np.float32).tofile('input/x.bin')\n")
+    (example / "scripts" / "verify_result.py").write_text(
+        "import sys, numpy as np\ny = np.fromfile('output/y.bin', np.float32)\n"
+        "sys.exit(0 if np.array_equal(y, np.arange(8192, dtype=np.float32) * 3) else 1)\n")
+    done = fusekit("conformance", str(tmp_path / "examples"))
+    assert done.returncode == 0 and "scale/scale.asc" in done.stdout and "1 passed of 1" in done.stdout, done.stdout
