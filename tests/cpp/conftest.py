@@ -5,9 +5,6 @@ from pathlib import Path
 
 import pytest
 
-SOURCES = Path(__file__).with_name("sources")
-EXAMPLES = Path(__file__).parents[2] / "examples"
-
 
 def pytest_collection_modifyitems(config, items):
     if any(shutil.which(c) for c in ("g++", "clang++", "c++")):

@@ -22,14 +22,14 @@ ROOT = Path(__file__).resolve().parents[2]  # the repository (runnable as a scri
 SRC = ROOT / "src"
 
 # The layers, lowest first: a module may import from its own layer and from the layers below it.
-# machine < asc < trace and analyses < generator, torch, pyasc < CLI (docs/architecture.md).
+# machine < asc < trace and analyses < generator, torch, pyasc, cpp < CLI (docs/architecture.md).
 LAYERS = (
     ("machine", ("fusekit.machine", "fusekit.soc", "fusekit.files")),
     ("asc", ("fusekit.asc",)),
     ("trace and analyses", ("fusekit.trace", "fusekit.hb", "fusekit.sanitizer", "fusekit.timing", "fusekit.verify",
                             "fusekit.tiling")),
     ("front ends", ("fusekit.gen", "fusekit.torch", "fusekit.pyasc", "fusekit.pyasc_plugin",
-                    "fusekit.ops", "fusekit.check")),
+                    "fusekit.ops", "fusekit.check", "fusekit.cpp")),
     ("cli", ("fusekit.cli",)),
     ("facade", ("fusekit",)),
 )

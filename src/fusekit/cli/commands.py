@@ -258,7 +258,7 @@ def _check_program(args: argparse.Namespace) -> int:
         raise UsageError(f"{', '.join(given)} does not apply to {args.file}: a C++ program's main chooses its kernels, "
                          "sizes and arguments; check FILE.asc takes -D NAME=VALUE and --soc")
     result = program.execute(args.file, dict(args.define or []), args.soc, "sanitize")
-    return 0 if result.ok else 1
+    return 0 if result.ok and result.launches else 1
 
 
 def add_experiment(sub) -> None:

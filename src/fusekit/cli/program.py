@@ -95,7 +95,7 @@ class Program:
             prof = predict(traces, get_soc(args.soc).name)
             print(prof.table())
             write_profile_files(args, prof)
-        return 0 if result.ok else 1
+        return 0 if result.ok and result.launches else 1
 
 
 def execute(path: Path, defines: dict[str, str], soc: str | None, mode: str) -> ProgramResult:
@@ -112,6 +112,9 @@ def execute(path: Path, defines: dict[str, str], soc: str | None, mode: str) -> 
         print(f"error: {result.error}")
     elif result.status != 0:
         print(f"error: {path.name}'s main returned {result.status}")
+    elif not result.launches:
+        print(f"error: {path.name}'s main returned 0 without launching a kernel (a <<<...>>> launch behind an #if, "
+              "or an early return?): nothing ran on the simulator")
     elif mode == "sanitize":
         clean = all(launch.report.ok for launch in result.launches)
         print("sanitizer: " + ("no findings in " if clean else "findings above; ") + f"{len(result.launches)} launch(es)")

@@ -10,7 +10,6 @@ is stale.
 
 from __future__ import annotations
 
-import enum
 import inspect
 import sys
 from pathlib import Path

@@ -263,7 +263,9 @@ public:
 };
 
 class OpDef;
-inline std::vector<OpDef*>& registry() { static std::vector<OpDef*> ops; return ops; }
+// static: each compiled project keeps its own registry (an inline function's static would be one object for
+// every library the process loads: g++ makes it a unique symbol)
+static std::vector<OpDef*>& registry() { static std::vector<OpDef*> ops; return ops; }
 
 class OpDef {
 public:

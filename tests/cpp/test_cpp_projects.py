@@ -4,14 +4,15 @@ the kernel run with the tiling it wrote; fusekit's own emit --project output rou
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from cpp_paths import PROJECTS
+
 from fusekit.cpp.project import Project, ProjectError
 
-SCALED_SUB = Path(__file__).with_name("projects") / "scaled_sub"
+SCALED_SUB = PROJECTS / "scaled_sub"
 
 
 def fusekit(*args, cwd=None):
@@ -94,3 +95,21 @@ def test_a_tiling_function_that_crashes_is_reported(tmp_path):
                                              "*(volatile int*)nullptr = 0; tiling.SaveToBuffer(context->GetRawTilingData()->GetData(),"))
     done = fusekit("run", str(tmp_path / "p"), "--shape", "4096", "--attr", "alpha=1")
     assert done.returncode == 1 and "crashed (SIGSEGV)" in done.stdout and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("name, attrs", [("swiglu", {}), ("add_rms_norm", {"eps": 1e-6})])
+def test_emitted_generated_op_project_round_trips(tmp_path, rng, name, attrs):
+    pytest.importorskip("asc", reason="emit --project traces the kernel with pyasc (fusekit[pyasc])")
+    from fusekit.gen.catalogue import CATALOGUE
+
+    op = CATALOGUE[name]
+    done = fusekit("emit", name, "--project", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    project = Project(tmp_path)
+    shapes = {"x": (64, 256), "residual": (64, 256), "gamma": (256,)} if name == "add_rms_norm" else {}
+    inputs = {p.name: rng.uniform(-2, 2, shapes.get(p.name, (4096,))).astype(np.float16)
+              for p in project.prototype.inputs}
+    cpp = project.run(dict(inputs), attrs)
+    simulated = op.run(*inputs.values(), **attrs)
+    for key, value in simulated.outputs.items():
+        assert np.array_equal(cpp.outputs[key].view(np.uint16), np.asarray(value).view(np.uint16)), key

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import SOURCES
+from cpp_paths import SOURCES
 
 
 def fusekit(*args, cwd=None):
@@ -52,6 +52,12 @@ def test_profile_and_check_a_program(build):
     assert done.returncode == 1 and "findings above" in done.stdout
     done = fusekit("check", "../scale_program.asc", cwd=build)
     assert done.returncode == 0 and "sanitizer: no findings" in done.stdout
+
+
+def test_a_program_that_launches_nothing(tmp_path):
+    (tmp_path / "idle.asc").write_text('#include "acl/acl.h"\nint main() { aclInit(nullptr); return 0; }\n')
+    done = fusekit("run", str(tmp_path / "idle.asc"))
+    assert done.returncode == 1 and "without launching a kernel" in done.stdout
 
 
 def test_not_ascend_c_and_missing_files(tmp_path):

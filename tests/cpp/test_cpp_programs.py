@@ -3,7 +3,7 @@ fusekit's device memory; faults of the host program are reported, never taken in
 
 import numpy as np
 import pytest
-from conftest import SOURCES
+from cpp_paths import SOURCES
 
 from fusekit.cpp import CompileError
 from fusekit.cpp.program import ProgramError, compile_program, run_program

@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import SOURCES
+from cpp_paths import SOURCES
 
 import fusekit
 from fusekit.asc import KernelError

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES
+from cpp_paths import EXAMPLES
 
 from fusekit.cpp import CompileError
 from fusekit.cpp.program import compile_program, run_program
