@@ -142,3 +142,44 @@ def test_no_compiler_names_the_install_command(tmp_path, monkeypatch):
             load(SOURCES / "fused_add_scale.cpp")
     finally:
         compiler.compiler.cache_clear()
+
+
+MASK_FORM = """#include "kernel_operator.h"
+__global__ __aicore__ void masked(GM_ADDR x, GM_ADDR y) {
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 3072);
+    AscendC::GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, 256);
+    yg.SetGlobalBuffer((__gm__ float*)y, 256);
+    AscendC::LocalTensor<float> a = buf.Get<float>(), b = a[256], c = a[512];
+    AscendC::DataCopy(a, xg, 256);
+    AscendC::Duplicate(b, 0.0f, 256);
+    AscendC::Duplicate(c, 0.0f, 256);
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::Add(b, a, a, 32, 4, {1, 1, 1, 8, 8, 8});            // a braced BinaryRepeatParams
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Muls(c, b, 3.0f, 16, 2, {2, 1, 8, 8});              // a braced UnaryRepeatParams
+    AscendC::PipeBarrier<PIPE_ALL>();
+    AscendC::DataCopy(yg, c, 256);
+}
+"""
+
+
+def test_mask_forms_with_braced_repeat_params(tmp_path, rng):
+    source = tmp_path / "masked.cpp"
+    source.write_text(MASK_FORM)
+    x = rng.uniform(-4, 4, 256).astype(np.float32)
+    y = np.zeros_like(x)
+    load(source).masked[1](x, y)
+    # Add: 4 repeats of the first 32 of 64 floats (repeat stride 8 blocks); x + x is exact
+    b = np.zeros(256, np.float32)
+    for r in range(4):
+        b[r * 64:r * 64 + 32] = x[r * 64:r * 64 + 32] * 2
+    # Muls: 2 repeats of 16 lanes, source blocks of 8 floats one after another, destination every other block
+    expected = np.zeros(256, np.float32)
+    for r in range(2):
+        for lane in range(16):
+            block, within = divmod(lane, 8)
+            expected[r * 64 + 2 * block * 8 + within] = b[r * 64 + block * 8 + within] * np.float32(3)
+    assert np.array_equal(y, expected)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from fusekit import asc
 from fusekit.asc.basic import API
+from fusekit.asc.basic.spec import REGISTRY
 from fusekit.files import write_atomic
 
 from .bridge import CPP_NAMES
@@ -35,6 +36,23 @@ NOT_TENSOR_FIRST = {"set_deq_scale", "get_sort_len", "get_sort_offset", "get_gat
                     "set_vector_mask", "reset_mask", "set_mask_count", "set_mask_norm", "get_mrg_sort_result"}
 # tensor-first calls outside the vector registry: data moves, dumps, inter-block flags
 DATA_MOVES = ("data_copy", "data_copy_pad", "dump_tensor", "ib_set", "ib_wait", "wait_pre_block", "notify_next_block")
+
+
+# the parameter struct of each instruction's split (mask, repeat) form, by family (asc/basic/iteration.py's forms;
+# the calls that take their own struct are named); C++ writes it as a braced list, FUSEKIT_FORWARD_PARAMS takes it
+FAMILY_PARAMS = {"vec_binary": "BinaryRepeatParams", "vec_binary_scalar": "UnaryRepeatParams",
+                 "vec_unary": "UnaryRepeatParams", "vec_ternary_scalar": "UnaryRepeatParams",
+                 "vec_vconv": "UnaryRepeatParams"}
+CALL_PARAMS = {"compare": "BinaryRepeatParams", "select": "BinaryRepeatParams", "compare_scalar": "UnaryRepeatParams",
+               "brcb": "BrcbRepeatParams", "copy": "CopyRepeatParams", "gatherb": "GatherRepeatParams"}
+PARAMS_STRUCTS = ("BinaryRepeatParams", "UnaryRepeatParams", "BrcbRepeatParams", "CopyRepeatParams",
+                  "GatherRepeatParams")
+
+
+def params_struct(pyasc_name: str) -> str | None:
+    """The parameter struct the call's split form ends with, or None."""
+    spec = REGISTRY.get(pyasc_name)
+    return CALL_PARAMS.get(pyasc_name) or (FAMILY_PARAMS.get(spec.family) if spec is not None else None)
 
 
 def cpp_name(pyasc_name: str) -> str:
@@ -64,8 +82,10 @@ def text() -> str:
              "#pragma once", '#include "bridge.h"', ""]
     for row in ENUMS:
         lines += _enum(*row)
-    lines += ["namespace AscendC {", "using QuePosition = TPosition;", ""]
+    lines += ["namespace AscendC {", "using QuePosition = TPosition;", *(f"struct {p};" for p in PARAMS_STRUCTS), ""]
     lines += [f"FUSEKIT_FORWARD({cpp_name(name)})" for name in forwarded()]
+    lines += [f"FUSEKIT_FORWARD_PARAMS({cpp_name(name)}, {params_struct(name)})" for name in forwarded()
+              if params_struct(name)]
     lines += ["}  // namespace AscendC", ""]
     return "\n".join(lines)
 

@@ -79,6 +79,25 @@ struct UnaryRepeatParams {
     }
 };
 
+struct BrcbRepeatParams {
+    uint16_t dstBlkStride = 1, dstRepStride = 8;
+    fusekit::Arg fusekit_fields(fusekit::Call& c) const {
+        return c.fields("BrcbRepeatParams", dstBlkStride, dstRepStride);
+    }
+};
+struct GatherRepeatParams {
+    uint16_t dstBlkStride = 1, dstRepStride = 8;
+    fusekit::Arg fusekit_fields(fusekit::Call& c) const {
+        return c.fields("GatherRepeatParams", dstBlkStride, dstRepStride);
+    }
+};
+struct CopyRepeatParams {
+    uint16_t dstStride = 0, srcStride = 0, dstRepeatSize = 0, srcRepeatSize = 0;
+    fusekit::Arg fusekit_fields(fusekit::Call& c) const {
+        return c.fields("CopyRepeatParams", dstStride, srcStride, dstRepeatSize, srcRepeatSize);
+    }
+};
+
 // ---- tensors
 template <class T> class LocalTensor : public fusekit::Object {
 public:

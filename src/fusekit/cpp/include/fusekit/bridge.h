@@ -199,3 +199,39 @@ template <class S> struct Fields {
     inline void Name(const ::fusekit::First& first, const A&... args) {                      \
         ::fusekit::forward(#Name, first, args...);                                           \
     }
+
+// FUSEKIT_FORWARD_PARAMS(Name, Params): the same call with a braced parameter struct last
+// (Add(dst, src0, src1, mask, repeat, {1, 1, 1, 8, 8, 8})), which a template parameter cannot be deduced from:
+// overloads of 2 to 6 leading arguments whose last parameter is the instruction's Params.
+#define FUSEKIT_PARAMS_OVERLOAD(Name, Params, Leading, Pass)                                       \
+    template <typename... TemplateArgs, Leading>                                                  \
+    inline void Name(const ::fusekit::First& first, FUSEKIT_ARGS_##Pass, const Params& params) {  \
+        ::fusekit::forward(#Name, first, FUSEKIT_PASS_##Pass, params);                            \
+    }                                                                                             \
+    template <typename T, auto V, auto... Values, Leading>                                        \
+    inline void Name(const ::fusekit::First& first, FUSEKIT_ARGS_##Pass, const Params& params) {  \
+        if constexpr (std::is_same_v<decltype(V), bool>) {                                        \
+            if (!V) return ::fusekit::forward(#Name "@is_set_mask", first, FUSEKIT_PASS_##Pass, params); \
+        }                                                                                         \
+        ::fusekit::forward(#Name, first, FUSEKIT_PASS_##Pass, params);                            \
+    }
+#define FUSEKIT_ARGS_2 const A1& a1, const A2& a2
+#define FUSEKIT_ARGS_3 FUSEKIT_ARGS_2, const A3& a3
+#define FUSEKIT_ARGS_4 FUSEKIT_ARGS_3, const A4& a4
+#define FUSEKIT_ARGS_5 FUSEKIT_ARGS_4, const A5& a5
+#define FUSEKIT_ARGS_6 FUSEKIT_ARGS_5, const A6& a6
+#define FUSEKIT_PASS_2 a1, a2
+#define FUSEKIT_PASS_3 FUSEKIT_PASS_2, a3
+#define FUSEKIT_PASS_4 FUSEKIT_PASS_3, a4
+#define FUSEKIT_PASS_5 FUSEKIT_PASS_4, a5
+#define FUSEKIT_PASS_6 FUSEKIT_PASS_5, a6
+#define FUSEKIT_COMMA ,
+#define FUSEKIT_FORWARD_PARAMS(Name, Params)                                                                  \
+    FUSEKIT_PARAMS_OVERLOAD(Name, Params, class A1 FUSEKIT_COMMA class A2, 2)                                 \
+    FUSEKIT_PARAMS_OVERLOAD(Name, Params, class A1 FUSEKIT_COMMA class A2 FUSEKIT_COMMA class A3, 3)          \
+    FUSEKIT_PARAMS_OVERLOAD(Name, Params, class A1 FUSEKIT_COMMA class A2 FUSEKIT_COMMA class A3              \
+                            FUSEKIT_COMMA class A4, 4)                                                        \
+    FUSEKIT_PARAMS_OVERLOAD(Name, Params, class A1 FUSEKIT_COMMA class A2 FUSEKIT_COMMA class A3              \
+                            FUSEKIT_COMMA class A4 FUSEKIT_COMMA class A5, 5)                                 \
+    FUSEKIT_PARAMS_OVERLOAD(Name, Params, class A1 FUSEKIT_COMMA class A2 FUSEKIT_COMMA class A3              \
+                            FUSEKIT_COMMA class A4 FUSEKIT_COMMA class A5 FUSEKIT_COMMA class A6, 6)

@@ -43,6 +43,11 @@ namespace AscendC { enum class Hardware : int32_t { GM = 0, UB = 1, L1 = 2, L0A 
 template <> struct fusekit::EnumName<AscendC::Hardware> { static constexpr const char* name = "Hardware"; };
 namespace AscendC {
 using QuePosition = TPosition;
+struct BinaryRepeatParams;
+struct UnaryRepeatParams;
+struct BrcbRepeatParams;
+struct CopyRepeatParams;
+struct GatherRepeatParams;
 
 FUSEKIT_FORWARD(Abs)
 FUSEKIT_FORWARD(Add)
@@ -119,4 +124,45 @@ FUSEKIT_FORWARD(WaitPreBlock)
 FUSEKIT_FORWARD(WholeReduceMax)
 FUSEKIT_FORWARD(WholeReduceMin)
 FUSEKIT_FORWARD(WholeReduceSum)
+FUSEKIT_FORWARD_PARAMS(Abs, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Add, BinaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(AddDeqRelu, BinaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(AddRelu, BinaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(AddReluCast, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Adds, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Axpy, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(And, BinaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Not, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Or, BinaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Brcb, BrcbRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Cast, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(CastDeq, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Compare, BinaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Compares, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Copy, CopyRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Div, BinaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Exp, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(FusedMulAdd, BinaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(FusedMulAddRelu, BinaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Gatherb, GatherRepeatParams)
+FUSEKIT_FORWARD_PARAMS(LeakyRelu, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Ln, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Max, BinaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Maxs, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Min, BinaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Mins, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Mul, BinaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(MulAddDst, BinaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(MulCast, BinaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Muls, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Reciprocal, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Relu, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Rsqrt, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Select, BinaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(ShiftLeft, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(ShiftRight, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Sqrt, UnaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(Sub, BinaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(SubRelu, BinaryRepeatParams)
+FUSEKIT_FORWARD_PARAMS(SubReluCast, UnaryRepeatParams)
 }  // namespace AscendC
