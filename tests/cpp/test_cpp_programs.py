@@ -93,3 +93,14 @@ def test_a_file_without_main_or_not_ascend_c(tmp_path):
     text.write_text("This is not C++ at all.\n")
     with pytest.raises(CompileError, match="notes.asc:1:"):
         compile_program(text)
+
+
+def test_a_launch_with_other_arguments_than_the_kernels_fails_at_its_line(tmp_path):
+    source = tmp_path / "argc.asc"
+    source.write_text('#include "acl/acl.h"\n#include "kernel_operator.h"\n'
+                      "__global__ __aicore__ void k(GM_ADDR x, uint32_t n) {}\n"
+                      "int main() {\n    k<<<1, nullptr, nullptr>>>(nullptr);\n    return 0;\n}\n")
+    with pytest.raises(CompileError) as caught:
+        compile_program(source)
+    first, hint = str(caught.value).splitlines()[:2]
+    assert first.startswith(f"{source}:5:") and "other arguments than the kernel's parameters" in hint

@@ -133,6 +133,8 @@ _HINTS = (
     (re.compile(r"no matching function for call to 'gert::TilingContext::GetTilingData\(\)'"),
      "GetTilingData<T>() takes the tiling struct as its template argument; for raw bytes use "
      "context->GetRawTilingData()->GetData() and ->SetDataSize(bytes)"),
+    (re.compile(r"no match for call to '\((?:const )?fusekit::Launcher<"),
+     "the <<<...>>> launch passes other arguments than the kernel's parameters (their number or their types)"),
     (re.compile(r"undefined reference to"),
      "the function is declared but defined in another file: fusekit compiles one source with what it #includes; "
      "include the file that defines it"),

@@ -86,15 +86,15 @@ template <class... P> struct Launcher {
     int64_t blocks;
     Site site;
 
-    template <class... A> void operator()(A&&... args) const {
-        static_assert(sizeof...(A) == sizeof...(P), "fusekit: the launch passes a different number of arguments");
+    // the kernel's own parameter types: a launch with other arguments fails to compile at the launch's line
+    void operator()(P... args) const {
         Call call;
         call.add(name);
         call.add(blocks);
         call.add(uint64_t(reinterpret_cast<uintptr_t>(kernel)));
         call.add(uint64_t(reinterpret_cast<uintptr_t>(&entry_of<P...>)));
         call.add(describe(kernel));
-        (call.add(static_cast<P>(args)), ...);
+        (call.add(args), ...);
         invoke("fusekit.launch", 0, site, call);
     }
 };
