@@ -129,7 +129,7 @@ def _run_example(example: Example, sanitize: bool, soc: str | None, timeout: flo
         if not (folder / "scripts" / "verify_result.py").is_file():
             return Row(example, "passed", f"ran {len(result.launches)} launch(es); the example has no verify script")
         done = _python(["../scripts/verify_result.py", *_scenario_flag(folder / "scripts" / "verify_result.py", example),
-                        *_verify_files(readme)], build, timeout)
+                        *_verify_files(readme, example)], build, timeout)
         if done.returncode != 0:
             return Row(example, "failed", f"verify_result.py: {_last_line(done)}")
         return Row(example, "passed", f"{len(result.launches)} launch(es), verified by its own script")
@@ -151,13 +151,15 @@ def _scenario_flag(script: Path, example: Example) -> list[str]:
     return [f"{m.group(1)}={example.scenario}"] if m else []
 
 
-def _verify_files(readme: str) -> list[str]:
-    """The output and golden files the README's verify command names (default output/output.bin, golden.bin)."""
+def _verify_files(readme: str, example: Example) -> list[str]:
+    """The arguments the README's verify command gives (default output/output.bin output/golden.bin), with
+    ``$SCENARIO_NUM`` as the scenario; its options are the script's own (:func:`_scenario_flag`)."""
     for line in readme.splitlines():
         if "verify_result.py" in line and "python" in line:
             words = line.split("#")[0].split()
-            files = [w for w in words[words.index(next(w for w in words if w.endswith("verify_result.py"))) + 1:]
-                     if not w.startswith("-")]
+            after = words[next(k for k, w in enumerate(words) if w.endswith("verify_result.py")) + 1:]
+            scenario = str(example.scenario) if example.scenario is not None else "1"
+            files = [re.sub(r"\$\{?SCENARIO_NUM\}?", scenario, w) for w in after if not w.startswith("-")]
             if files:
                 return files
     return ["output/output.bin", "output/golden.bin"]
