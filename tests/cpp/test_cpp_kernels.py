@@ -183,3 +183,35 @@ def test_mask_forms_with_braced_repeat_params(tmp_path, rng):
             block, within = divmod(lane, 8)
             expected[r * 64 + 2 * block * 8 + within] = b[r * 64 + block * 8 + within] * np.float32(3)
     assert np.array_equal(y, expected)
+
+
+PIPE_PTR = """#include "kernel_operator.h"
+__aicore__ inline void CopyThrough(AscendC::LocalTensor<float>& t, AscendC::GlobalTensor<float>& x,
+                                   AscendC::GlobalTensor<float>& y) {
+    AscendC::DataCopy(t, x, 64);
+    int32_t id = GetTPipePtr()->FetchEventID(AscendC::HardEvent::MTE2_MTE3);  // the kernel's TPipe, reached globally
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE3>(id);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE3>(id);
+    AscendC::DataCopy(y, t, 64);
+}
+__global__ __aicore__ void through(GM_ADDR x, GM_ADDR y) {
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    AscendC::GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, 64);
+    yg.SetGlobalBuffer((__gm__ float*)y, 64);
+    AscendC::LocalTensor<float> t = buf.Get<float>();
+    CopyThrough(t, xg, yg);
+}
+"""
+
+
+def test_get_tpipe_ptr_reaches_the_kernels_pipe(tmp_path, rng):
+    source = tmp_path / "through.cpp"
+    source.write_text(PIPE_PTR)
+    x = rng.uniform(-1, 1, 64).astype(np.float32)
+    y = np.zeros_like(x)
+    report = fusekit.sanitize(load(source).through)[1](x, y)
+    assert report.ok, report.to_text()
+    assert np.array_equal(x, y)

@@ -128,8 +128,8 @@ def _run_example(example: Example, sanitize: bool, soc: str | None, timeout: flo
                                           f"{_first_line(first.message)}")
         if not (folder / "scripts" / "verify_result.py").is_file():
             return Row(example, "passed", f"ran {len(result.launches)} launch(es); the example has no verify script")
-        done = _python(["../scripts/verify_result.py", *_scenario_flag(folder / "scripts" / "verify_result.py", example),
-                        *_verify_files(readme, example)], build, timeout)
+        done = _python(["../scripts/verify_result.py", *_verify_files(readme, example),  # files first: some read argv[1]
+                        *_scenario_flag(folder / "scripts" / "verify_result.py", example)], build, timeout)
         if done.returncode != 0:
             return Row(example, "failed", f"verify_result.py: {_last_line(done)}")
         return Row(example, "passed", f"{len(result.launches)} launch(es), verified by its own script")

@@ -182,9 +182,22 @@ public:
     }
 };
 
+class TPipe;
+namespace fusekit_detail {
+inline TPipe*& current_pipe() { thread_local TPipe* pipe = nullptr; return pipe; }  // GetTPipePtr's answer
+}  // namespace fusekit_detail
+
 class TPipe : public fusekit::Object {
 public:
-    TPipe(Site s = {}) { handle = fusekit::send("TPipe", 0, s).i; }
+    TPipe(Site s = {}) {
+        handle = fusekit::send("TPipe", 0, s).i;
+        fusekit_detail::current_pipe() = this;
+    }
+    ~TPipe() {
+        if (fusekit_detail::current_pipe() == this) fusekit_detail::current_pipe() = nullptr;
+    }
+    TPipe(const TPipe&) = delete;
+    TPipe& operator=(const TPipe&) = delete;
     template <class Q> bool InitBuffer(Q& que, uint8_t num, uint32_t len, Site s = {}) {
         fusekit::send("InitBuffer", handle, s, que, num, len);
         return true;
@@ -202,7 +215,17 @@ public:
         return fusekit::value_of<int32_t>(fusekit::send("FetchEventID", handle, s, event));
     }
     template <HardEvent event> void ReleaseEventID(int32_t id, Site s = {}) { fusekit::send("ReleaseEventID", handle, s, id, event); }
+    // the run-time forms: the event as an argument
+    int32_t AllocEventID(HardEvent event, Site s = {}) {
+        return fusekit::value_of<int32_t>(fusekit::send("AllocEventID", handle, s, event));
+    }
+    int32_t FetchEventID(HardEvent event, Site s = {}) {
+        return fusekit::value_of<int32_t>(fusekit::send("FetchEventID", handle, s, event));
+    }
 };
+
+// the TPipe the kernel made (its constructor registers it), as the kernel's other code reaches it
+inline TPipe* GetTPipePtr() { return fusekit_detail::current_pipe(); }
 
 // ---- core identity and synchronisation
 inline int64_t GetBlockIdx(Site s = {}) { return fusekit::value_of<int64_t>(fusekit::send("GetBlockIdx", 0, s)); }
@@ -283,6 +306,7 @@ template <class... A> inline void PRINTF(Format format, A... args) { printf_at(f
 
 }  // namespace AscendC
 
+using AscendC::GetTPipePtr;
 inline constexpr AscendC::BlockIdxVariable block_idx{};
 inline constexpr AscendC::BlockNumVariable block_num{};
 
