@@ -215,3 +215,15 @@ def test_get_tpipe_ptr_reaches_the_kernels_pipe(tmp_path, rng):
     report = fusekit.sanitize(load(source).through)[1](x, y)
     assert report.ok, report.to_text()
     assert np.array_equal(x, y)
+
+
+@pytest.mark.parametrize("check", ['ASSERT(n % 8 == 0 && "n is whole blocks");',
+                                   'ascendc_assert(n % 8 == 0, "n is whole blocks");'])
+def test_kernel_assertions_stop_the_launch_at_their_line(tmp_path, check):
+    source = tmp_path / "asserting.cpp"
+    source.write_text('#include "kernel_operator.h"\n__global__ __aicore__ void k(GM_ADDR x, uint32_t n) {\n'
+                      f"    {check}\n}}\n")
+    kernel = load(source).k
+    kernel[1](np.zeros(8, np.float32), 16)
+    with pytest.raises(KernelError, match=r"ASSERT on aiv\(0\) at .*asserting.cpp:3: .*is false"):
+        kernel[1](np.zeros(8, np.float32), 12)

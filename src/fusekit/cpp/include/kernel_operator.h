@@ -344,3 +344,17 @@ inline void kernel_assert(bool holds, const char* text, Site site) {
 }
 }  // namespace fusekit
 #define ASSERT(condition) ::fusekit::kernel_assert(bool(condition), #condition, ::fusekit::Site(__FILE__, __LINE__))
+
+// ascendc_assert(condition[, format, ...]): the same check as a function (the condition's conversion captures
+// the line; the message is the format when one is given)
+namespace AscendC {
+struct Assertion {
+    bool holds;
+    fusekit::Site site;
+    Assertion(bool h, const char* f = __builtin_FILE(), int l = __builtin_LINE()) : holds(h), site(f, l) {}
+};
+template <class... A> inline void ascendc_assert(Assertion a, const char* format = "the condition", A...) {
+    fusekit::kernel_assert(a.holds, format, a.site);
+}
+}  // namespace AscendC
+using AscendC::ascendc_assert;
