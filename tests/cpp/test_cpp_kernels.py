@@ -227,3 +227,47 @@ def test_kernel_assertions_stop_the_launch_at_their_line(tmp_path, check):
     kernel[1](np.zeros(8, np.float32), 16)
     with pytest.raises(KernelError, match=r"ASSERT on aiv\(0\) at .*asserting.cpp:3: .*is false"):
         kernel[1](np.zeros(8, np.float32), 12)
+
+
+CRASHING = """#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void crash(GM_ADDR x, uint32_t mode) {
+    AscendC::TPipe pipe;
+    if (AscendC::GetBlockIdx() == 1) {
+        if (mode == 1) { volatile int* p = nullptr; *p = 1; }
+        if (mode == 2) { volatile uint32_t zero = 0; volatile uint32_t q = 5 / zero; (void)q; }
+        if (mode == 3) { ((float*)x)[1] = 3; }
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("mode, signal", [(1, "SIGSEGV"), (2, "SIGFPE"), (3, "SIGSEGV")])
+def test_a_crash_in_kernel_code_is_a_kernel_error_and_python_goes_on(tmp_path, mode, signal):
+    source = tmp_path / "crash.cpp"
+    source.write_text(CRASHING)
+    kernel = load(source).crash
+    with pytest.raises(KernelError) as caught:
+        kernel[2](np.zeros(8, np.float32), mode)
+    assert caught.value.core == 1 and caught.value.line == 4 and f"crashed ({signal})" in str(caught.value)
+    kernel[2](np.zeros(8, np.float32), 0)  # the library and the process are fine
+
+
+CHOSEN = """#include "kernel_operator.h"
+#define KERNEL_ARGS GM_ADDR x, uint32_t n
+#if SCENARIO_NUM == 1
+__global__ __aicore__ void kern(KERNEL_ARGS) { AscendC::GetBlockIdx(); }
+#else
+__global__ __aicore__ void kern(GM_ADDR x) { AscendC::GetBlockIdx(); }
+#endif
+#if 0
+__global__ __aicore__ void old_kernel(GM_ADDR x) {}
+#endif
+"""
+
+
+@pytest.mark.parametrize("defines, params, line", [({"SCENARIO_NUM": "1"}, ("x", "n"), 4), ({}, ("x",), 6)])
+def test_kernels_are_the_ones_the_preprocessor_keeps(tmp_path, defines, params, line):
+    source = tmp_path / "chosen.cpp"
+    source.write_text(CHOSEN)
+    library = load(source, defines)
+    assert list(library.kernels) == ["kern"] and library.kern.decl.params == params and library.kern.decl.line == line

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import re
+import signal
 import struct
 import threading
 from typing import Any, Callable, Protocol
@@ -266,6 +267,13 @@ def call_site() -> str:
     return f"{_session.site.f_code.co_filename}:{_session.site.f_lineno}"
 
 
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def _read_gm(source: Pointer, destination: Pointer, nbytes: int) -> None:
     """GET_TILING_DATA: ``nbytes`` of GM at ``source`` into the kernel's struct at host address ``destination``."""
     found = buffer_at(source.address)
@@ -283,6 +291,10 @@ def _host_call(name: str, values: list):
         raise _error("C++ exception", f"{who} threw an exception it did not catch: {values[0]}")
     if name == "fusekit.read_gm":
         return _read_gm(*values)
+    if name == "fusekit.crash":
+        raise _error("the kernel's compiled code", f"crashed ({_signal_name(values[0])}) in its own C++ after the "
+                     "Ascend C call at this line: a null or wild pointer, a division by zero, or GM_ADDR dereferenced "
+                     "(GM is reached through a GlobalTensor); fusekit's process goes on")
     if name == "fusekit.assert":
         raise _error("ASSERT", f"the kernel's assertion {values[0]} is false")
     if host is None:

@@ -20,6 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable
 from pathlib import Path
 
 INCLUDE = Path(__file__).with_name("include")
@@ -67,21 +68,26 @@ def cache_dir() -> Path:
 
 @dataclass(frozen=True)
 class Built:
-    """A compiled library: its path, whether the cache had it, the seconds building (or finding) it took."""
+    """A compiled library: its path, whether the cache had it, the seconds building (or finding) it took, the
+    text it was compiled from."""
 
     path: Path
     cached: bool
     seconds: float
+    text: str = ""
 
 
-def build(unit: str, source_dir: Path, defines: dict[str, str] | None = None) -> Built:
+def build(unit: str, source_dir: Path, defines: dict[str, str] | None = None, *,
+          finish: Callable[[str], str] | None = None) -> Built:
     """The shared library compiled from the translation unit ``unit`` (C++ text; its quoted includes are found in
     ``source_dir`` first).
 
     Args:
-        unit: the C++ to compile (:func:`fusekit.cpp.glue.translation_unit`).
+        unit: the C++ to compile.
         source_dir: the user's source folder (``#include "data_utils.h"``).
         defines: ``-D NAME=VALUE`` definitions (a value of None or "" defines NAME as 1, as the compiler does).
+        finish: turns the preprocessed unit into the text compiled (:mod:`fusekit.cpp.glue` adds the kernels'
+            entries there, found in the code the preprocessor kept).
 
     Raises:
         CompileError: the compiler is missing or rejects the source.
@@ -91,10 +97,12 @@ def build(unit: str, source_dir: Path, defines: dict[str, str] | None = None) ->
     flags = [f"-D{name}" if value in (None, "") else f"-D{name}={value}" for name, value in (defines or {}).items()]
     flags += ["-I", str(INCLUDE), "-iquote", str(source_dir)]
     preprocessed = _run([cxx, *FLAGS[:1], *flags, "-E", "-x", "c++", "-"], unit)
+    if finish is not None:
+        preprocessed = finish(preprocessed)
     key = hashlib.sha256(json.dumps([_version(cxx), FLAGS, flags, preprocessed]).encode()).hexdigest()[:32]
     library = cache_dir() / f"{key}.so"
     if library.is_file():
-        return Built(library, True, time.perf_counter() - started)
+        return Built(library, True, time.perf_counter() - started, preprocessed)
     library.parent.mkdir(parents=True, exist_ok=True)
     fd, partial = tempfile.mkstemp(suffix=".so.partial", dir=library.parent)
     os.close(fd)
@@ -104,7 +112,7 @@ def build(unit: str, source_dir: Path, defines: dict[str, str] | None = None) ->
     finally:
         if os.path.exists(partial):
             os.unlink(partial)
-    return Built(library, False, time.perf_counter() - started)
+    return Built(library, False, time.perf_counter() - started, preprocessed)
 
 
 def _run(command: list[str], stdin: str) -> str:

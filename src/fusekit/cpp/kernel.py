@@ -120,14 +120,16 @@ class Library:
     def __init__(self, path: "str | Path", defines: dict[str, str] | None = None, *, soc=None,
                  source: str | None = None, prelude: str = ""):
         self.path, self.defines = Path(path), dict(defines or {})
-        text = self.path.read_text(encoding="utf-8") if source is None else source
-        decls = [d for file, code in glue.local_sources(self.path, text) for d in glue.kernels(code)]
-        unit = glue.translation_unit(text, str(self.path.resolve()), decls, prelude)
+        text = _read(self.path) if source is None else source
         self.soc = get_soc(soc)
-        self.build = compiler.build(unit, self.path.resolve().parent, {**arch_defines(self.soc), **(defines or {})})
+        defines = {**arch_defines(self.soc), **self.defines, "__global__": glue.MARKER}
+        self.build = compiler.build(glue.unit(text, str(self.path.resolve()), prelude), self.path.resolve().parent,
+                                    defines, finish=glue.finish)
         self.dll = ctypes.CDLL(str(self.build.path))
         self.dll.fusekit_set_dispatch.argtypes = [bridge.DISPATCH]
         self.dll.fusekit_set_dispatch(bridge.callback())
+        self.dll.fusekit_kernels.restype = ctypes.c_char_p
+        decls = [_decl(item) for item in self.dll.fusekit_kernels().decode().split(";") if item]
         self.kernels: dict[str, CppKernel] = {}
         self.templates = {decl.name: decl for decl in decls if decl.template}
         self._instances: dict[int, CppKernel] = {}
@@ -170,6 +172,27 @@ class Library:
 def load(path: "str | Path", defines: dict[str, str] | None = None, *, soc=None, source: str | None = None) -> Library:
     """Compile a C++ kernel file (or ``source``, reported as ``path``) for the simulator; see :class:`Library`."""
     return Library(path, defines, soc=soc, source=source)
+
+
+def _decl(item: str) -> glue.KernelDecl:
+    """A kernel as the glue's fusekit_kernels() lists it: name:param,param:template:line."""
+    name, params, template, line = item.split(":")
+    return glue.KernelDecl(name, tuple(p for p in params.split(",") if p), int(line), template == "1")
+
+
+def _read(path: Path) -> str:
+    """The source's text (UTF-8, as the compiler reads it).
+
+    Raises:
+        CompileError: not UTF-8 text, naming the line.
+    """
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise compiler.CompileError(f"{path}:{line}: not UTF-8 text (byte {data[exc.start]:#04x}); save the file as "
+                                    "UTF-8 (iconv -f GBK -t UTF-8 in.cpp > out.cpp)") from None
 
 
 def arch_defines(soc: SoC) -> dict[str, str]:

@@ -12,7 +12,9 @@
 #include "fusekit/generated.h"
 
 // Function and address-space qualifiers of the Ascend C dialect: nothing to a host compiler.
+#ifndef __global__  // fusekit's compile defines it as a marker its glue finds the kernels by
 #define __global__
+#endif
 #define __aicore__
 #define __vector__
 #define __cube__

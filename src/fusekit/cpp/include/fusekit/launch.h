@@ -1,5 +1,7 @@
 // Kernel entries, the <<<...>>> launch and the host main for fusekit (written for fusekit; not a CANN header).
 #pragma once
+#include <csetjmp>
+#include <csignal>
 #include <exception>
 #include <string>
 #include <tuple>
@@ -66,13 +68,48 @@ template <class F> int guarded(F&& body) {
     }
 }
 
+// A crash of the kernel's compiled code (a null or wild pointer, a division by zero) stops the launch with a
+// KernelError instead of the process: the signal returns to the core's entry, which reports it (fusekit.crash).
+inline thread_local sigjmp_buf* crash_target = nullptr;
+
+inline void on_crash(int sig) {
+    if (crash_target != nullptr) siglongjmp(*crash_target, sig);
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+}
+
+template <class F> int crash_guarded(F&& body) {
+    static const int signals[] = {SIGSEGV, SIGFPE, SIGBUS, SIGILL};
+    struct sigaction action {}, previous[4];
+    action.sa_handler = on_crash;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_NODEFER;
+    for (int k = 0; k < 4; ++k) sigaction(signals[k], &action, &previous[k]);
+    sigjmp_buf here;
+    sigjmp_buf* outer = crash_target;
+    crash_target = &here;
+    int status;
+    if (int sig = sigsetjmp(here, 1); sig == 0) {
+        status = guarded(body);
+    } else {
+        Call call;
+        call.add(int32_t(sig));
+        Arg result{};
+        fusekit_dispatch("fusekit.crash", 0, "", 0, int32_t(call.args.size()), call.args.data(), &result);
+        status = 1;
+    }
+    crash_target = outer;
+    for (int k = 0; k < 4; ++k) sigaction(signals[k], &previous[k], nullptr);
+    return status;
+}
+
 template <class... P, size_t... I> void apply(void (*f)(P...), const Arg* a, std::index_sequence<I...>) {
     f(from_arg<P>(a[I])...);
 }
 
 // one core's run of kernel f with the launch's arguments
 template <class... P> int run_entry(void (*f)(P...), const Arg* a) {
-    return guarded([&] { apply(f, a, std::index_sequence_for<P...>{}); });
+    return crash_guarded([&] { apply(f, a, std::index_sequence_for<P...>{}); });
 }
 
 // the entry of any kernel of signature P... (a template kernel's instantiation has no glue entry of its own)
