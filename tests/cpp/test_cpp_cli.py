@@ -66,6 +66,9 @@ def test_not_ascend_c_and_missing_files(tmp_path):
     assert done.returncode == 2 and "notes.asc:1:" in done.stderr and "Traceback" not in done.stderr
     done = fusekit("run", str(tmp_path / "missing.asc"))
     assert done.returncode == 2 and "no such file" in done.stderr
+    (tmp_path / "x.bin").write_bytes(b"\0" * 8)
+    done = fusekit("run", str(tmp_path / "x.bin"))
+    assert done.returncode == 2 and "is a file fusekit does not run" in done.stderr
 
 
 def test_conformance_over_a_folder_of_examples(tmp_path):

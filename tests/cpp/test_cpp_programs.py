@@ -81,7 +81,7 @@ def test_acl_misuse_returns_the_error_code_and_says_why(tmp_path):
                       "    int b = aclrtMemcpy(h, 64, d, 32, ACL_MEMCPY_HOST_TO_DEVICE);\n"
                       '    std::printf("%d %d\\n", a, b);\n    return 0;\n}\n')
     result = run_program(source, cwd=tmp_path, quiet=True)
-    assert result.status == 0 and "100000 100000" in result.output
+    assert result.status == 0 and "100000 100000" in result.output and result.acl_failures == 2 and not result.ok
     assert "count 64 is more than destMax 32" in result.output and "bad_copy.asc:6" in result.output
     assert "is not device memory from aclrtMalloc but the kind (ACL_MEMCPY_HOST_TO_DEVICE)" in result.output
 
@@ -104,3 +104,13 @@ def test_a_launch_with_other_arguments_than_the_kernels_fails_at_its_line(tmp_pa
         compile_program(source)
     first, hint = str(caught.value).splitlines()[:2]
     assert first.startswith(f"{source}:5:") and "other arguments than the kernel's parameters" in hint
+
+
+def test_a_launch_on_freed_device_memory_is_named_a_use_after_free(tmp_path):
+    source = tmp_path / "freed.asc"
+    source.write_text('#include "acl/acl.h"\n#include "kernel_operator.h"\n'
+                      "__global__ __aicore__ void k(GM_ADDR x) {}\n"
+                      "int main() {\n    void* d = nullptr;\n    aclrtMalloc(&d, 64, ACL_MEM_MALLOC_HUGE_FIRST);\n"
+                      "    aclrtFree(d);\n    k<<<1, nullptr, nullptr>>>((GM_ADDR)d);\n    return 0;\n}\n")
+    result = run_program(source, cwd=tmp_path, quiet=True)
+    assert "use after free" in result.error and "freed.asc:8" in result.error

@@ -552,7 +552,7 @@ def _to_device(name: str, value, kind: str = ""):
     if kind == "ConstExpr":
         return value
     if type(value).__module__.split(".")[0] == "torch" and hasattr(value, "numpy"):
-        value = _torch_view(name, value)  # pyasc takes torch.Tensor GM arguments too
+        value = torch_view(name, value)  # pyasc takes torch.Tensor GM arguments too
     if isinstance(value, np.ndarray):
         return GlobalAddress(GmArray(name, value))
     if type(value).__name__ in ("MockTensor", "MockValue"):  # pyasc's compile-only stand-ins (fusekit.pyasc.shim.jit)
@@ -573,7 +573,7 @@ def _to_device(name: str, value, kind: str = ""):
     return value
 
 
-def _torch_view(name: str, tensor) -> np.ndarray:
+def torch_view(name: str, tensor) -> np.ndarray:
     """A CPU ``torch.Tensor`` argument as the numpy array sharing its memory (results land in the tensor).
 
     Raises:

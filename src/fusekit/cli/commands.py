@@ -81,7 +81,9 @@ def add_run(sub) -> None:
                          help=DEFINE_HELP)
     options.add_argument("--expect", metavar="FILE.npy|EXPR",
                          help="an operator project (DIR): the reference its output is compared with, a .npy file or a "
-                              "numpy expression of the inputs and attributes, e.g. '(x1 + x2) * scale'")
+                              "numpy expression of the inputs and attributes, e.g. '(x1 + x2) * scale', evaluated "
+                              "in float64 with the attributes as given (a kernel that rounds an attribute to half "
+                              "differs by that: write np.float16(alpha) then)")
     options.add_argument("--sanitize", action="store_true",
                          help="also run the sanitizer (memcheck, racecheck, initcheck, synccheck); exit 1 on findings")
     options.add_argument("--source", action="store_true", help="print the generated kernel (a generated operator)")

@@ -51,6 +51,9 @@ def resolve(text: str, command: str) -> Operator:
         return found
     if program.is_program(text):
         return program.Program(text)
+    if program.is_other_file(text):
+        raise UsageError(f"{text} is a file fusekit does not run: give a C++ program (.asc, .cpp), an operator "
+                         "project folder, FILE.py:NAME, a catalogue operator or an expression")
     if program.is_project(text):
         return program.ProjectOp(text)
     if generated.is_generated(text, kernel_files=command == "emit"):

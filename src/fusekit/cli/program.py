@@ -36,6 +36,12 @@ def is_program(text: str) -> bool:
     return Path(text).suffix in SUFFIXES
 
 
+def is_other_file(text: str) -> bool:
+    """Whether OP ``text`` is an existing file no operator kind reads (``input/x.bin``)."""
+    path = Path(text)
+    return ":" not in text and path.suffix not in (*SUFFIXES, ".py") and path.is_file()
+
+
 def is_project(text: str) -> bool:
     """Whether OP ``text`` names a folder: an operator project (op_host/ and op_kernel/; one that is not is
     refused with what a project holds)."""
@@ -112,6 +118,8 @@ def execute(path: Path, defines: dict[str, str], soc: str | None, mode: str) -> 
         print(f"error: {result.error}")
     elif result.status != 0:
         print(f"error: {path.name}'s main returned {result.status}")
+    elif result.acl_failures:
+        print(f"error: {result.acl_failures} ACL call(s) of {path.name} returned an error (said above)")
     elif not result.launches:
         print(f"error: {path.name}'s main returned 0 without launching a kernel (a <<<...>>> launch behind an #if, "
               "or an early return?): nothing ran on the simulator")
@@ -167,6 +175,9 @@ class ProjectOp:
             print(f"error: {exc}")
             return 1
         t = result.tiling
+        if not any(result.trace.cores):
+            print(f"warning: the kernel ran no Ascend C instruction: does a TILING_KEY_IS branch take tiling key "
+                  f"{t.key}?")
         print(f"{prototype.name}: tiling block_dim {t.block_dim}, tiling key {t.key}, {t.data.size} B of "
               f"tiling data, workspace {sum(t.workspaces)} B; {sum(len(c) for c in result.trace.cores)} instructions")
         if result.report is not None:
@@ -211,6 +222,9 @@ def _project_inputs(prototype, args: argparse.Namespace) -> dict[str, np.ndarray
     """The inputs: --input files, the others random of --shape (or --size) and --dtype."""
     given = {name: load_npy(path, None) for name, path in args.input}
     shape = tuple(args.shape) if args.shape else ((args.size,) if args.size is not None else (4096,))
+    given_dtypes = {str(a.dtype) for a in given.values()}
+    if args.dtype is None and len(given_dtypes) == 1:  # the random inputs take the given ones' dtype
+        args.dtype = given_dtypes.pop()
     rng = np.random.default_rng(0)
     inputs = dict(given)
     for param in prototype.inputs:

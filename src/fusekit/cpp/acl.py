@@ -30,10 +30,13 @@ class Device:
 
     def __init__(self, site):
         self.regions: dict[int, np.ndarray] = {}
+        self._freed_sizes: dict[int, int] = {}  # what aclrtFree gave back: a later use is named as a use after free
+        self.failures = 0  # ACL calls that returned an error
         self.site = site  # () -> "file:line" of the ACL call being answered
 
     def warn(self, call: str, text: str, code):
         """Say why ``call`` failed (on stderr, naming its file:line); returns ``code``."""
+        self.failures += 1
         sys.stdout.flush()
         print(f"fusekit: {call} at {self.site()}: {text}", file=sys.stderr, flush=True)
         return code
@@ -59,8 +62,15 @@ class Device:
         self.regions[base] = np.zeros(size, np.uint8)  # zeroed, so a run does not depend on what memory held
         return base
 
+    def was_freed(self, address: int) -> bool:
+        """Whether ``address`` is in memory aclrtFree gave back (and no later aclrtMalloc took again)."""
+        return any(base <= address < base + size for base, size in self._freed_sizes.items())
+
     def aclrtFree(self, pointer: Pointer) -> int:
-        if self.regions.pop(pointer.address, None) is None:
+        region = self.regions.pop(pointer.address, None)
+        if region is not None:
+            self._freed_sizes[pointer.address] = region.size
+        if region is None:
             return self.warn("aclrtFree", f"{pointer.address:#x} is not the start of memory from aclrtMalloc "
                                           "(freed twice, or a host pointer)", ACL_ERROR_INVALID_PARAM)
         return ACL_SUCCESS
@@ -107,6 +117,9 @@ class Device:
                 return self.warn(call, f"{name} is a null pointer", None)
             return pointer.address
         if found is None:
+            if self.was_freed(pointer.address):
+                return self.warn(call, f"{name} {pointer.address:#x} is device memory that aclrtFree gave back "
+                                       "(a use after free)", None)
             return self.warn(call, f"{name} {pointer.address:#x} is not device memory from aclrtMalloc but the "
                                    f"kind{where} says device memory", None)
         base, data = found

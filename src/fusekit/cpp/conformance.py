@@ -7,7 +7,8 @@ is left as it was), with ``fusekit run`` in place of ``./demo`` and the sanitize
 branches on ``SCENARIO_NUM`` is run once per scenario (``-D SCENARIO_NUM=N``; the scripts get their own
 scenario option, ``-scenarioNum=N`` or however their argparse spells it).
 
-Each row's verdict: ``passed`` (the example's own verify script passed, the sanitizer found nothing),
+Each row's verdict: ``passed`` (the example's own verify script passed, the sanitizer found nothing), ``ran``
+(it ran clean but has no verify script to judge its output),
 ``failed`` (verify failed, or the sanitizer found something: fusekit or the sample is wrong, the reason says
 which rule), ``defect`` (the run stopped on a KernelError: a documented rule the sample breaks), ``not
 simulated`` (the compile stopped on an API fusekit does not simulate, named) or ``not run`` (the example's
@@ -27,7 +28,7 @@ from pathlib import Path
 from .compiler import CompileError
 from .program import ProgramError, compile_program, run_program
 
-VERDICTS = ("passed", "failed", "defect", "not simulated", "not run")
+VERDICTS = ("passed", "ran", "failed", "defect", "not simulated", "not run")
 _SCENARIO = re.compile(r"\bSCENARIO_NUM\s*==\s*(\d+)")
 _README_SCENARIO = re.compile(r"(?:SCENARIO_NUM|scenarioNum)\s*=\s*(\d+)")
 _SCENARIO_OPTION = re.compile(r"add_argument\(\s*[\"'](-{1,2}scenario\w*)[\"']", re.I)
@@ -92,47 +93,53 @@ def run_example(example: Example, *, sanitize: bool = True, soc: str | None = No
 
 
 def _run_example(example: Example, sanitize: bool, soc: str | None, timeout: float) -> Row:
+    with tempfile.TemporaryDirectory(prefix="fusekit-example-") as scratch:
+        row = _run_in(example, sanitize, soc, timeout, Path(scratch))
+        copy = str(Path(scratch, example.folder.name))  # reasons name the example's files, not the scratch copy
+        return Row(row.example, row.verdict, row.reason.replace(copy, str(example.folder)))
+
+
+def _run_in(example: Example, sanitize: bool, soc: str | None, timeout: float, scratch: Path) -> Row:
     readme = _readme(example.folder)
     if "dav-2201" not in readme and "dav-3510" in readme:
         return Row(example, "not simulated", "an Ascend 950 (dav-3510) example: fusekit simulates dav-2201 and dav-2002")
     defines = {"SCENARIO_NUM": str(example.scenario)} if example.scenario is not None else {}
-    with tempfile.TemporaryDirectory(prefix="fusekit-example-") as scratch:
-        folder = Path(scratch, example.folder.name)
-        shutil.copytree(example.folder, folder)
-        build = folder / "build"
-        for sub in ("input", "output"):
-            (build / sub).mkdir(parents=True, exist_ok=True)
-        if (folder / "scripts" / "gen_data.py").is_file():
-            done = _python(["../scripts/gen_data.py", *_scenario_flag(folder / "scripts" / "gen_data.py", example)],
-                           build, timeout)
-            if done.returncode != 0:
-                return Row(example, "not run", f"scripts/gen_data.py failed: {_last_line(done)}")
-        try:
-            library = compile_program(folder / example.source.name, defines, soc)
-        except ProgramError:
-            return Row(example, "not simulated", "a multi-file build (its CMake compiles and links several sources); "
-                                                 "fusekit runs one source with what it includes")
-        except CompileError as exc:
-            return _not_compiled(example, str(exc))
-        result = run_program(library, mode="sanitize" if sanitize else "run", cwd=build, timeout=timeout,
-                             quiet=True)
-        if result.error is not None:
-            return Row(example, "defect", _first_line(result.error))
-        if result.status != 0:
-            return Row(example, "failed", f"main returned {result.status}")
-        findings = [f for launch in result.launches if launch.report is not None for f in launch.report.findings]
-        if findings:
-            first = findings[0]
-            where = f" at {Path(first.locations[0]).name}" if first.locations else ""
-            return Row(example, "failed", f"sanitizer, {len(findings)} finding(s): {first.kind}{where}: "
-                                          f"{_first_line(first.message)}")
-        if not (folder / "scripts" / "verify_result.py").is_file():
-            return Row(example, "passed", f"ran {len(result.launches)} launch(es); the example has no verify script")
-        done = _python(["../scripts/verify_result.py", *_verify_files(readme, example),  # files first: some read argv[1]
-                        *_scenario_flag(folder / "scripts" / "verify_result.py", example)], build, timeout)
+    folder = scratch / example.folder.name
+    shutil.copytree(example.folder, folder)
+    build = folder / "build"
+    for sub in ("input", "output"):
+        (build / sub).mkdir(parents=True, exist_ok=True)
+    if (folder / "scripts" / "gen_data.py").is_file():
+        done = _python(["../scripts/gen_data.py", *_scenario_flag(folder / "scripts" / "gen_data.py", example)],
+                       build, timeout)
         if done.returncode != 0:
-            return Row(example, "failed", f"verify_result.py: {_last_line(done)}")
-        return Row(example, "passed", f"{len(result.launches)} launch(es), verified by its own script")
+            return Row(example, "not run", f"scripts/gen_data.py failed: {_last_line(done)}")
+    try:
+        library = compile_program(folder / example.source.name, defines, soc)
+    except ProgramError:
+        return Row(example, "not simulated", "a multi-file build (its CMake compiles and links several sources); "
+                                             "fusekit runs one source with what it includes")
+    except CompileError as exc:
+        return _not_compiled(example, str(exc))
+    result = run_program(library, mode="sanitize" if sanitize else "run", cwd=build, timeout=timeout,
+                         quiet=True)
+    if result.error is not None:
+        return Row(example, "defect", _first_line(result.error))
+    if result.status != 0:
+        return Row(example, "failed", f"main returned {result.status}")
+    findings = [f for launch in result.launches if launch.report is not None for f in launch.report.findings]
+    if findings:
+        first = findings[0]
+        where = f" at {Path(first.locations[0]).name}" if first.locations else ""
+        return Row(example, "failed", f"sanitizer, {len(findings)} finding(s): {first.kind}{where}: "
+                                      f"{_first_line(first.message)}")
+    if not (folder / "scripts" / "verify_result.py").is_file():
+        return Row(example, "ran", f"{len(result.launches)} launch(es), sanitizer clean; no verify script")
+    done = _python(["../scripts/verify_result.py", *_verify_files(readme, example),  # files first: some read argv[1]
+                    *_scenario_flag(folder / "scripts" / "verify_result.py", example)], build, timeout)
+    if done.returncode != 0:
+        return Row(example, "failed", f"verify_result.py: {_last_line(done)}")
+    return Row(example, "passed", f"{len(result.launches)} launch(es), verified by its own script")
 
 
 def _readme(folder: Path) -> str:

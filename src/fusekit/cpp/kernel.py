@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fusekit.asc.runtime import GlobalAddress, KernelFunction
+from fusekit.asc.runtime import GlobalAddress, KernelFunction, torch_view
 from fusekit.soc import SoC, get_soc
 
 from . import bridge, compiler, glue
@@ -67,7 +67,7 @@ class CppKernel(KernelFunction):
             if value is None or isinstance(value, GlobalAddress):  # None: nullptr (an unused workspace)
                 return value
             if type(value).__module__.split(".")[0] == "torch" and hasattr(value, "numpy"):
-                value = value.detach().numpy()
+                value = torch_view(name, value)
             if not isinstance(value, np.ndarray):
                 raise TypeError(f"argument {name}: a GM pointer parameter takes a numpy array, got {type(value).__name__}")
             return GlobalAddress(DeviceBuffer(name, value))
@@ -75,7 +75,9 @@ class CppKernel(KernelFunction):
             raise TypeError(f"argument {name}: parameter of C++ type {code} takes a number, got an array")
         if code in _INT_RANGES or code == "b":
             low, high = _INT_RANGES.get(code, (0, 1))
-            if isinstance(value, (float, np.floating)) or not low <= int(value) <= high:
+            if isinstance(value, (float, np.floating)) and not float(value).is_integer():
+                raise TypeError(f"argument {name}={value!r}: the kernel's {code} parameter takes an integer")
+            if not low <= int(value) <= high:
                 raise ValueError(f"argument {name}={value!r} does not fit the kernel's {code} parameter "
                                  f"([{low}, {high}])")
             return int(value)
@@ -159,14 +161,22 @@ class Library:
         try:
             return self.kernels[name]
         except KeyError:
-            raise KeyError(f"{self.path.name} has no __global__ kernel {name!r}; it has "
-                           f"{', '.join(self.kernels) or 'none'}") from None
+            raise KeyError(self._missing(name)) from None
 
     def __getattr__(self, name: str) -> CppKernel:
         kernels = self.__dict__.get("kernels", {})
         if name in kernels:
             return kernels[name]
-        raise AttributeError(f"{self.__dict__.get('path', '?')} has no __global__ kernel {name!r}")
+        if "kernels" not in self.__dict__:
+            raise AttributeError(name)
+        raise AttributeError(self._missing(name))
+
+    def _missing(self, name: str) -> str:
+        if name in self.templates:
+            return (f"{name} in {self.path.name} is a function template: Python launches compiled functions only; "
+                    f"launch an instance from a host program ({name}<...><<<blocks, nullptr, stream>>>(...)), or add "
+                    f"a __global__ function that calls {name}<...>")
+        return f"{self.path.name} has no __global__ kernel {name!r}; it has {', '.join(self.kernels) or 'none'}"
 
 
 def load(path: "str | Path", defines: dict[str, str] | None = None, *, soc=None, source: str | None = None) -> Library:

@@ -75,17 +75,20 @@ class ProgramResult:
         launches: the kernel launches, in order.
         error: why the program stopped early (a KernelError's text, a crash), or None.
         output: what the program printed, when run ``quiet``.
+        acl_failures: ACL calls that returned an error code (each said why on stderr).
     """
 
     status: int | None
     launches: list[LaunchRecord] = field(default_factory=list)
     error: str | None = None
     output: str = ""
+    acl_failures: int = 0
 
     @property
     def ok(self) -> bool:
-        """``main`` returned 0 and every sanitizer report (if any) is clean."""
-        return self.status == 0 and self.error is None and all(r.report is None or r.report.ok for r in self.launches)
+        """``main`` returned 0, no ACL call failed and every sanitizer report (if any) is clean."""
+        return (self.status == 0 and self.error is None and not self.acl_failures
+                and all(r.report is None or r.report.ok for r in self.launches))
 
 
 @dataclass(frozen=True)
@@ -205,6 +208,9 @@ class HostRun:
         if value.address == 0:
             return None
         memory = self.device.view(value)
+        if memory is None and self.device.was_freed(value.address):
+            raise bridge.launch_error(f"{kernel}<<<...>>>", f"argument {param} ({value.address:#x}) is device memory "
+                                      "that aclrtFree already gave back (a use after free)")
         if memory is None:
             raise bridge.launch_error(f"{kernel}<<<...>>>", f"argument {param} ({value.address:#x}) is not device "
                                       "memory from aclrtMalloc: a kernel reads GM only; copy host data to device "
@@ -228,7 +234,8 @@ def _child(job_file: str, result_file: str) -> int:
         status, error = None, str(exc)
     except Exception as exc:  # noqa: BLE001 - a fault of the host program's use of the simulator: reported, not raised
         status, error = None, f"{type(exc).__name__}: {exc}"
-    result = ProgramResult(status if error is None else None, host.launches, error)
+    result = ProgramResult(status if error is None else None, host.launches, error,
+                           acl_failures=host.device.failures)
     partial = Path(result_file).with_suffix(".partial")
     partial.write_bytes(pickle.dumps(result))
     os.replace(partial, result_file)
