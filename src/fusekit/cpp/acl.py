@@ -31,12 +31,11 @@ class Device:
     def __init__(self, site):
         self.regions: dict[int, np.ndarray] = {}
         self._freed_sizes: dict[int, int] = {}  # what aclrtFree gave back: a later use is named as a use after free
-        self.failures = 0  # ACL calls that returned an error
+        self.failures = 0  # ACL calls that returned an error (counted by answer())
         self.site = site  # () -> "file:line" of the ACL call being answered
 
     def warn(self, call: str, text: str, code):
         """Say why ``call`` failed (on stderr, naming its file:line); returns ``code``."""
-        self.failures += 1
         sys.stdout.flush()
         print(f"fusekit: {call} at {self.site()}: {text}", file=sys.stderr, flush=True)
         return code
@@ -130,12 +129,15 @@ class Device:
 
 
 def answer(device: Device, call: str, values: list) -> int:
-    """The result of ``fusekit.acl.<call>`` (acl.h), for ``device``."""
+    """The result of ``fusekit.acl.<call>`` (acl.h), for ``device``; a failed call is counted."""
     if call in ("aclInit", "aclFinalize"):
         return ACL_SUCCESS
     if call in ("aclrtSetDevice", "aclrtResetDevice"):
+        result = ACL_SUCCESS
         if values[0] != 0:
-            return device.warn(call, f"device {values[0]} does not exist: fusekit simulates one device, 0",
-                               ACL_ERROR_INVALID_PARAM)
-        return ACL_SUCCESS
-    return getattr(device, call)(*values)
+            result = device.warn(call, f"device {values[0]} does not exist: fusekit simulates one device, 0",
+                                 ACL_ERROR_INVALID_PARAM)
+    else:
+        result = getattr(device, call)(*values)
+    device.failures += (result == 0) if call == "aclrtMalloc" else (result != ACL_SUCCESS)
+    return result
