@@ -185,6 +185,10 @@ def test_cube_use_is_detected_per_test_not_per_file(tmp_path):
 
         def test_cube_format():
             FORMAT()
+
+        def test_cube_never_reached():
+            assert False, "fails before its matmul"
+            make_matmul()
     ''')
     out = _cli(path)
     assert "passed" in _row(out.stdout, "test_vector") and "sanitizer: clean" in _row(out.stdout, "test_vector")
@@ -192,6 +196,8 @@ def test_cube_use_is_detected_per_test_not_per_file(tmp_path):
     assert "not simulated (cube unit)" in cube and "Matmul" in cube
     cube = _row(out.stdout, "test_cube_format")  # found in the module-level value the test calls
     assert "not simulated (cube unit)" in cube and "CubeFormat" in cube
+    # found in the code, not by running it: a test that would fail before its cube call is not a failure
+    assert "not simulated (cube unit)" in _row(out.stdout, "test_cube_never_reached")
     assert out.returncode == 0
 
 
