@@ -81,11 +81,7 @@ class Program:
             return f"argument OP: {self.name} is a C++ program; {command} does not take one (use run or profile)"
         if not self.path.is_file():
             return f"argument OP: {self.name}: no such file"
-        try:
-            get_soc(args.soc)
-        except ValueError as exc:
-            return f"argument --soc: {exc}"
-        return None
+        return _soc_problem(args)
 
     def execute(self, command: str, args: argparse.Namespace) -> int:
         mode = "sanitize" if getattr(args, "sanitize", False) else "profile" if command == "profile" else "run"
@@ -93,14 +89,10 @@ class Program:
             check_profile_files(args)
         result = execute(self.path, dict(args.define), args.soc, mode)
         if command == "profile" and result.status == 0:
-            from fusekit.timing import predict
-
             traces = [launch.trace for launch in result.launches]
             if not traces:
                 raise UsageError(f"{self.name} launched no kernel: nothing to profile")
-            prof = predict(traces, get_soc(args.soc).name)
-            print(prof.table())
-            write_profile_files(args, prof)
+            _print_profile(traces, args)
         return 0 if result.ok and result.launches else 1
 
 
@@ -150,11 +142,7 @@ class ProjectOp:
     def validate(self, command: str, args: argparse.Namespace) -> str | None:
         if command not in ("run", "profile"):
             return f"argument OP: {self.name} is an operator project; {command} does not take one (use run or profile)"
-        try:
-            get_soc(args.soc)
-        except ValueError as exc:
-            return f"argument --soc: {exc}"
-        return None
+        return _soc_problem(args)
 
     def execute(self, command: str, args: argparse.Namespace) -> int:
         from fusekit.cpp.isolate import Crashed
@@ -185,11 +173,7 @@ class ProjectOp:
             if not result.report.ok:
                 return 1
         if command == "profile":
-            from fusekit.timing import predict
-
-            prof = predict([result.trace], get_soc(args.soc).name)
-            print(prof.table())
-            write_profile_files(args, prof)
+            _print_profile([result.trace], args)
             return 0
         first = next(iter(result.outputs.values()))
         if args.output is not None:
@@ -203,6 +187,23 @@ class ProjectOp:
         comparison = compare(first, expected, reference=reference, exact=exact)
         print(comparison.summary())
         return 0 if comparison.passed else 1
+
+
+def _soc_problem(args: argparse.Namespace) -> str | None:
+    try:
+        get_soc(args.soc)
+    except ValueError as exc:
+        return f"argument --soc: {exc}"
+    return None
+
+
+def _print_profile(traces: list, args: argparse.Namespace) -> None:
+    """profile's table of the launches' predicted time, and the --trace/--plot/--csv files asked for."""
+    from fusekit.timing import predict
+
+    prof = predict(traces, get_soc(args.soc).name)
+    print(prof.table())
+    write_profile_files(args, prof)
 
 
 def _attrs(texts: list[str]) -> dict[str, float]:
