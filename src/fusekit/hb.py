@@ -35,6 +35,11 @@ AD-G = ``docs/zh/guide/``):
      / ``<PIPE_MTE3>`` from the developer even with automatic synchronisation on: 关键特性说明.md,
      "支持的同步类型 / 单流水同步": "PIPE_MTE2/PIPE_MTE3在搬运地址有重叠的情况下需要开发者插入同步",
      and 表3 has no MTE2 -> MTE2 or MTE3 -> MTE3 entry. They are never in order here.
+   - PIPE_M (the cube's Mmad), PIPE_MTE1, PIPE_FIX: the developer's barrier, except that "当Mmad计算的M、N较大时
+     (m/16 * n/16 >= 10)，硬件会自动处理同一L0C上的写后读依赖" (Mmad.md, 同步优化说明): a Mmad writing at least
+     :data:`MMAD_ORDERED_BYTES` of L0C fractals (its record's ``nbytes``: ceil(m/16) x ceil(n/16) x 1 KB) starts
+     after every earlier M instruction has finished; a smaller one after another on the same L0C bytes without a
+     ``PipeBarrier<PIPE_M>`` is a race.
 3. **Flags.** A set on pipe P (``set_flag``, ``enque``, ``free_tensor``) executes once every
    earlier P instruction has completed its reads and writes; the matching wait on pipe Q
    (``wait_flag``, ``deque``, ``alloc_tensor``) blocks Q's later instructions until then
@@ -55,12 +60,14 @@ AD-G = ``docs/zh/guide/``):
      before them before everything after them.
 5. **Across cores** only ``sync_all`` and ``cross_core_wait_flag`` (mode 0: all AIV cores) order anything: an access in epoch e (after the core's e-th
    ``sync_all``) happens before every access of another core in a later epoch.
-6. **Flags in GM between two cores** (``ib_set`` / ``ib_wait``, ``notify_next_block`` / ``wait_pre_block``;
-   ``fusekit.asc.blocksync``): the set runs after a ``PipeBarrier<PIPE_ALL>``, the wait polls GM on the scalar
-   unit and is followed by another (asc-devkit ``kernel_operator_block_sync_intf_impl.h``), so every
-   instruction of the setting core before the set happens before every instruction of the waiting core after
-   the wait, and transitively along chains of such pairs (:func:`link_cores`). The wait's Sync names the sets
-   whose values released it: ``("inter_block", flag, ((core, instr), ...))``.
+6. **Flags between two cores** (``ib_set`` / ``ib_wait``, ``notify_next_block`` / ``wait_pre_block``;
+   ``fusekit.asc.blocksync``; cross-core flags in modes 1 and 2, ``fusekit.asc.crosscore``): the wait's Sync
+   names the sets that released it, ``("inter_block", flag, ((core, instr), ...))``, and every instruction of a
+   setting core finished when its set ran happens before every instruction of the waiting core after the wait,
+   transitively along chains of such pairs (:func:`link_cores`, :func:`finished_at`). A GM-flag set runs after
+   a ``PipeBarrier<PIPE_ALL>`` and its wait polls GM on the scalar unit (asc-devkit
+   ``kernel_operator_block_sync_intf_impl.h``): everything before the set; a ``CrossCoreSetFlag<mode, pipe>``
+   runs once ``pipe``'s earlier instructions are done: what that pipe had finished.
 
 Each instruction gets a **clock**: for every pipe, how many of that pipe's instructions are known
 to be finished when it starts. ``a`` happens before ``b`` (same core, ``a`` first in program
@@ -83,6 +90,8 @@ from fusekit.machine import PIPES, Ordering
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
 S = PIPE_INDEX[Pipe.S]
 V = PIPE_INDEX[Pipe.V]
+M = PIPE_INDEX[Pipe.M]
+MMAD_ORDERED_BYTES = 10 * 1024  # rule 2: 10 L0C fractals of 16 x 16 x 4 B
 # pipes kept in order without a barrier (rule 2): with automatic synchronisation, and without it (auto_sync=False)
 IN_ORDER = tuple(i for i, p in enumerate(PIPES) if p.ordering in (Ordering.ALWAYS, Ordering.AUTO_SYNC))
 IN_ORDER_MANUAL = tuple(i for i, p in enumerate(PIPES) if p.ordering is Ordering.ALWAYS)
@@ -171,6 +180,8 @@ def core_order(instrs: list[Instr], auto_sync: bool = True) -> CoreOrder:
             if vector.before(instr, seq[i], know[p][V]):
                 barriers.add(i)
                 know[p][V] = seq[i]
+        if p == M and instr.sync is None and instr.nbytes >= MMAD_ORDERED_BYTES:  # rule 2: the hardware orders it
+            know[p][M] = seq[i]
         if flags is not None:  # rule 2: the waits automatic synchronisation puts before this instruction
             kept = []
             for j in reversed(flags.producers(instr, p, know[p], seq)):  # latest first: it may cover the others
@@ -367,7 +378,8 @@ def trace_order(trace) -> list[CoreOrder]:
     return orders
 
 
-def _releasers(instr: Instr) -> tuple:
+def releasers(instr: Instr) -> tuple:
+    """The (core, instruction) of the other cores' sets a wait names (rule 6), or () for any other instruction."""
     sync = instr.sync
     if sync is not None and sync.kind is SyncKind.WAIT and sync.event[:1] == ("inter_block",):
         return sync.event[-1]
@@ -375,26 +387,27 @@ def _releasers(instr: Instr) -> tuple:
 
 
 def link_cores(orders: list[CoreOrder], cores: list[list[Instr]]) -> None:
-    """Rule 6: fill ``order.remote`` of each core with a vector clock after each GM-flag wait: for every other
-    core, how many of its instructions (program order) have finished. Transitive: a wait inherits what the
-    setting core knew at its set. Waits are processed once the sets they name are (the launch ran without
-    deadlock, so this terminates; a set never reached leaves the wait unlinked)."""
-    waits = [[(i, _releasers(instr)) for i, instr in enumerate(instrs) if _releasers(instr)] for instrs in cores]
+    """Rule 6: fill ``order.remote`` of each core with what it knows of the other cores after each wait released by
+    their sets: per core, ``(token, reach)``, how many of its instructions of each pipe have finished and the program
+    position below which all of those lie. Transitive: a wait inherits what the setting core knew at its set. Waits
+    are processed once the sets they name are (the launch ran without deadlock, so this terminates; a set never
+    reached leaves the wait unlinked)."""
+    waits = [[(i, releasers(instr)) for i, instr in enumerate(instrs) if releasers(instr)] for instrs in cores]
     if not any(waits):
         return
-    known: list[dict[int, int]] = [{} for _ in cores]   # running clock of each core
-    cursor = [0] * len(cores)                          # next wait of each core to resolve
-    at: dict[tuple[int, int], dict[int, int]] = {}     # (core, wait index) -> clock after it
+    known: list[dict] = [{} for _ in cores]   # running knowledge of each core
+    cursor = [0] * len(cores)                # next wait of each core to resolve
+    at: dict[tuple[int, int], dict] = {}     # (core, wait index) -> knowledge after it
     for order in orders:
         order.remote = []
 
-    def clock_at(core: int, index: int) -> dict[int, int] | None:
-        """What ``core`` knew just before instruction ``index``, plus its own instructions before it."""
+    def clock_at(core: int, index: int) -> "dict | None":
+        """What ``core`` knew just before its set at ``index``, plus its own instructions that set finds finished."""
         done = [w for w, _ in waits[core][:cursor[core]] if w < index]
         if cursor[core] < len(waits[core]) and waits[core][cursor[core]][0] < index:
             return None  # an earlier wait of that core is not resolved yet
         clock = dict(at[(core, done[-1])]) if done else {}
-        clock[core] = max(clock.get(core, 0), index)
+        clock[core] = _merged(clock.get(core), finished_at(orders[core], index))
         return clock
 
     progress = True
@@ -402,23 +415,45 @@ def link_cores(orders: list[CoreOrder], cores: list[list[Instr]]) -> None:
         progress = False
         for c in range(len(cores)):
             while cursor[c] < len(waits[c]):
-                w, releasers = waits[c][cursor[c]]
-                clocks = [clock_at(rc, ri) for rc, ri in releasers]
+                w, setters = waits[c][cursor[c]]
+                clocks = [clock_at(rc, ri) for rc, ri in setters]
                 if any(k is None for k in clocks):
                     break
                 merged = dict(known[c])
                 for k in clocks:
-                    for other, n in k.items():
-                        merged[other] = max(merged.get(other, 0), n)
+                    for other, entry in k.items():
+                        merged[other] = _merged(merged.get(other), entry)
                 known[c] = at[(c, w)] = merged
                 orders[c].remote.append((w, merged))
                 cursor[c] += 1
                 progress = True
 
 
+def _merged(a: "tuple | None", b: tuple) -> tuple:
+    """The union of two knowledges ``(token, reach)`` of one core."""
+    if a is None:
+        return b
+    return tuple(max(x, y) for x, y in zip(a[0], b[0])), max(a[1], b[1])
+
+
+def finished_at(order: CoreOrder, j: int) -> tuple[tuple[int, ...], int]:
+    """What a core's set at ``j`` finds finished: per pipe, how many of its instructions (the set's pipe: all before
+    it, rule 3, and what that pipe knew; S: all before it, the scalar unit executed them before it issued the set,
+    rule 1), and the program position below which those lie. A GM-flag set follows a PipeBarrier<PIPE_ALL>, so it
+    finds everything before it finished; a CrossCoreSetFlag on PIPE_FIX, what FIX's clock covers."""
+    token = list(order.clock[j])
+    token[order.pipe[j]] = order.seq[j]
+    token[S] = sum(1 for k in range(j) if order.pipe[k] == S)
+    reach = 0
+    for k in range(j):
+        if order.seq[k] < token[order.pipe[k]]:
+            reach = k + 1
+    return tuple(token), reach
+
+
 def before_across(orders: list[CoreOrder], a: tuple[int, int], b: tuple[int, int]) -> bool:
     """Whether instruction ``a`` = (core, index) finishes before ``b`` of another core starts: rule 5 (sync_all /
-    cross-core epochs) or rule 6 (GM flags)."""
+    cross-core epochs) or rule 6 (flags between cores)."""
     if orders[a[0]].epoch[a[1]] < orders[b[0]].epoch[b[1]]:
         return True
     remote = orders[b[0]].remote
@@ -429,7 +464,9 @@ def before_across(orders: list[CoreOrder], a: tuple[int, int], b: tuple[int, int
         if w >= b[1]:
             break
         last = clock
-    return last is not None and last.get(a[0], 0) > a[1]
+    entry = last.get(a[0]) if last is not None else None
+    order = orders[a[0]]
+    return entry is not None and order.seq[a[1]] < entry[0][order.pipe[a[1]]]
 
 
 def program_order(orders: list[CoreOrder]):
@@ -450,7 +487,7 @@ def program_order(orders: list[CoreOrder]):
                     pending = next(waits, None)
                 while i < len(order.epoch) and order.epoch[i] <= epoch:
                     if pending is not None and pending[0] < i:  # past a wait: its releasers must have been given
-                        if any(position[o] < n for o, n in pending[1].items() if o != core):
+                        if any(position[o] < reach for o, (_, reach) in pending[1].items() if o != core):
                             break
                         pending = next(waits, None)
                         continue

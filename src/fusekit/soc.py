@@ -35,6 +35,12 @@ class SoC:
         overflow_modes: the float overflow modes the vector unit supports (``fusekit.asc.overflow``:
             ``"inf_nan"`` IEEE 754, ``"saturation"``).
         overflow_default: the mode a kernel runs in unless the launch picks another.
+        cube_cores: AIC (cube) cores an AIC-only kernel's ``block_dim`` spreads over; on arch 2002 the AI
+            cores, which hold the cube unit and the vector unit together.
+        separated: the cube and vector units are separate cores (AIC, AIV: arch 2201) rather than one coupled
+            core (arch 2002, where C1 and CO2 are the UB and there is no bias table or Fixpipe).
+        l1_bytes, l0a_bytes, l0b_bytes, l0c_bytes, bt_bytes: the AIC's buffers (``fusekit.machine.spaces``): L1
+            (A1 / B1 / C1), L0A (A2), L0B (B2), L0C (CO1) and the bias table (C2), in bytes.
         sources: attribute name -> where the number comes from.
 
     Which dtypes each vector instruction accepts is its spec's fact, not the SoC's: ``fusekit.asc.basic.supports(soc,
@@ -51,6 +57,13 @@ class SoC:
     data_copy_pad: bool
     overflow_modes: tuple[str, ...]
     overflow_default: str
+    cube_cores: int
+    separated: bool
+    l1_bytes: int
+    l0a_bytes: int
+    l0b_bytes: int
+    l0c_bytes: int
+    bt_bytes: int
     sources: Mapping[str, str] = field(repr=False)
 
 
@@ -59,6 +72,13 @@ def _a2(name: str, vector_cores: int, cores_source: str) -> SoC:
         name=name,
         arch="2201",
         vector_cores=vector_cores,
+        cube_cores=vector_cores // 2,
+        separated=True,
+        l1_bytes=512 * 1024 - 128,
+        l0a_bytes=64 * 1024,
+        l0b_bytes=64 * 1024,
+        l0c_bytes=128 * 1024,
+        bt_bytes=1024,
         ub_bytes=192 * 1024,
         ub_tiling_bytes=184 * 1024,
         data_copy_pad=True,
@@ -71,6 +91,15 @@ def _a2(name: str, vector_cores: int, cores_source: str) -> SoC:
             "ub_tiling_bytes": "AD kernel_utils_constants.h, __CCE_AICORE__ == 220: TOTAL_VEC_LOCAL_SIZE = 184 KiB",
             "data_copy_pad": "AD-API DataCopyPad（GMToUB非对齐数据搬运）.md: supported on Atlas A2/A3",
             "overflow_modes": _OVERFLOW_A2,
+            "cube_cores": cores_source + "; one AI Core = 1 AIC + 2 AIV (AD-G 基本架构.md)",
+            "separated": "AD-G 架构规格/NPU架构版本2201.md (AIC and AIV are separate cores, exchanging data through GM)",
+            "l1_bytes": "AD kernel_utils_constants.h, __CCE_AICORE__ == 220: TOTAL_L1_SIZE = 512 KiB - 128 B "
+                        "(KFC_L1_RESERVER_SIZE; the source of ub_bytes too). NPU架构版本2201.md says 512 KiB - 256 B "
+                        "usable (ASC_L1_SIZE): fusekit takes the constant the device library allocates against",
+            "l0a_bytes": "AD-G 架构规格/NPU架构版本2201.md; kernel_utils_constants.h TOTAL_L0A_SIZE = 64 KiB",
+            "l0b_bytes": "AD-G 架构规格/NPU架构版本2201.md; kernel_utils_constants.h TOTAL_L0B_SIZE = 64 KiB",
+            "l0c_bytes": "AD-G 架构规格/NPU架构版本2201.md: L0C 128 KiB",
+            "bt_bytes": "AD-G 架构规格/NPU架构版本2201.md: BiasTable 1 KiB; matmul c2_buffer.h BIAS_TABLE_SIZE 1024",
         }),
     )
 
@@ -96,6 +125,13 @@ SOCS: Mapping[str, SoC] = MappingProxyType({
         name="Ascend310P3",
         arch="2002",
         vector_cores=8,
+        cube_cores=8,
+        separated=False,
+        l1_bytes=1024 * 1024,
+        l0a_bytes=64 * 1024,
+        l0b_bytes=64 * 1024,
+        l0c_bytes=256 * 1024,
+        bt_bytes=0,
         ub_bytes=256 * 1024,
         ub_tiling_bytes=248 * 1024,
         data_copy_pad=False,
@@ -108,6 +144,13 @@ SOCS: Mapping[str, SoC] = MappingProxyType({
             "ub_tiling_bytes": "AD kernel_utils_constants.h, __CCE_AICORE__ <= 200: TOTAL_VEC_LOCAL_SIZE = 248 KiB",
             "data_copy_pad": "AD-API DataCopyPad.md: not supported on Atlas inference series (310P)",
             "overflow_modes": _OVERFLOW_310P,
+            "cube_cores": "docs/ascendc-model.md: 310P3 has 8 AI cores, cube and vector share a core",
+            "separated": "AD-G 架构规格/NPU架构版本2002.md (Cube and Vector share one core and its Scalar unit)",
+            "l1_bytes": "AD kernel_utils_constants.h, __CCE_AICORE__ <= 200: TOTAL_L1_SIZE = 1 MiB",
+            "l0a_bytes": "AD-G 架构规格/NPU架构版本2002.md: L0A 64 KiB",
+            "l0b_bytes": "AD-G 架构规格/NPU架构版本2002.md: L0B 64 KiB",
+            "l0c_bytes": "AD-G 架构规格/NPU架构版本2002.md: L0C 256 KiB",
+            "bt_bytes": "AD impl kernel_event.h GetPhyType: on arch 2002 C2 is L0C, there is no bias table",
         }),
     ),
 })

@@ -211,9 +211,12 @@ def test_set_pad_value_does_not_exist_on_310p():
 
 
 def test_init_const_value_is_cube_side_and_says_so():
+    """Fill.md: L1 / L0A / L0B only; a UB tensor of an AIV kernel gets the positions and the kernel type."""
     @asc.jit
     def k(x: asc.GlobalAddress):
-        asc.init_const_value(None, asc.InitConstValueParams(1, 2, 0, 2.2))
+        ub = asc.LocalTensor(asc.float16, asc.TPosition.VECCALC, 0, 256)
+        asc.init_const_value(ub, asc.InitConstValueParams(1, 2, 0, 2.2))
 
-    with pytest.raises(asc.KernelError, match=r"A1/A2/B1/B2 \(cube\) buffers.*asc\.duplicate"):
+    with pytest.raises(asc.KernelError, match=r"dst must be in L1 / L0A / L0B \(TPosition.A1 / B1 / A2 / B2\), got UB.*"
+                                              r"kernel_type=config.KernelType.AIC_ONLY"):
         k[1](np.zeros(16, np.float16))

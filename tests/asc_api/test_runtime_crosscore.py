@@ -129,8 +129,8 @@ def test_a_wait_no_core_releases_is_a_deadlock_at_the_wait():
 
 
 @pytest.mark.parametrize("args, match", [((16, 0, asc.PipeID.PIPE_V), "flag ids are 0..15"),
-                                         ((0, 1, asc.PipeID.PIPE_V), "mode 0"),
-                                         ((0, 2, asc.PipeID.PIPE_V), "mixed AIC/AIV"),
+                                         ((0, 4, asc.PipeID.PIPE_V), "mode 4 is Ascend 950's"),
+                                         ((0, 2, asc.PipeID.PIPE_V), "launch a mix kernel"),
                                          ((0, 0, asc.PipeID.PIPE_S), "PIPE_S and PIPE_ALL"),
                                          ((0, 0, asc.PipeID.PIPE_ALL), "PIPE_S and PIPE_ALL")])
 def test_refused_arguments_cite_the_page(args, match):

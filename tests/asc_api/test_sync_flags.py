@@ -42,7 +42,7 @@ def test_flag_event_ids_0_to_7_work(event_id):
 
 
 def test_pipe_barrier_pipe_s_raises():
-    with raises_at(flag_kernel, "barrier", r"pipe_barrier takes PipeID\.PIPE_V, PIPE_MTE2, PIPE_MTE3 or PIPE_ALL"):
+    with raises_at(flag_kernel, "barrier", r"pipe_barrier on an AIV core takes PipeID\.PIPE_V, PIPE_MTE2, PIPE_MTE3 or PIPE_ALL"):
         flag_kernel[1](asc.pipe_barrier, asc.PipeID.PIPE_S, None)
 
 

@@ -25,15 +25,6 @@ def _inputs(rng, n=N):
     return rng.uniform(-4, 4, n).astype(np.float16), rng.uniform(-4, 4, n).astype(np.float16)
 
 
-def _instructions(trace):
-    """Every field of every record but the call site and the tensors' names (C++ has no variable names)."""
-    def access(a):
-        return a.mem, a.buffer, a.start, a.stop, a.atomic, a.l2
-
-    return [[(i.op, i.pipe, tuple(map(access, i.reads)), tuple(map(access, i.writes)), tuple(map(access, i.undefined)),
-              i.sync, i.count, i.nbytes, i.dtype, i.repeats, i.cost) for i in core] for core in trace.cores]
-
-
 def test_same_outputs_and_trace_as_the_pyasc_twin(library, rng):
     x1, x2 = _inputs(rng)
     y_cpp, y_py = np.zeros_like(x1), np.zeros_like(x1)
@@ -43,7 +34,7 @@ def test_same_outputs_and_trace_as_the_pyasc_twin(library, rng):
     expected = ((x1.astype(np.float32) + x2).astype(np.float16).astype(np.float32) * np.float32(SCALE)).astype(np.float16)
     assert np.array_equal(y_cpp.view(np.uint16), expected.view(np.uint16))
     assert np.array_equal(y_cpp.view(np.uint16), y_py.view(np.uint16))
-    assert _instructions(cpp) == _instructions(py) and all(cpp.cores)
+    assert twins.instructions(cpp) == twins.instructions(py) and all(cpp.cores)
 
 
 def test_trace_names_the_cpp_source_lines(library, rng):
@@ -109,11 +100,11 @@ def test_cached_rebuild_is_under_a_second():
 def test_a_call_fusekit_does_not_simulate_fails_at_compile_time_naming_it(tmp_path):
     source = tmp_path / "k.cpp"
     source.write_text('#include "kernel_operator.h"\n__global__ __aicore__ void k(GM_ADDR x) {\n'
-                      "    AscendC::Mmad(x);\n}\n")
+                      "    AscendC::LoadDataWithTranspose(x);\n}\n")
     with pytest.raises(CompileError) as caught:
         load(source)
     text = str(caught.value)
-    assert f"{source}:3:" in text and "note: AscendC::Mmad is not simulated" in text
+    assert f"{source}:3:" in text and "note: AscendC::LoadDataWithTranspose is not simulated" in text
 
 
 @pytest.mark.parametrize("code, hint", [
@@ -271,3 +262,30 @@ def test_kernels_are_the_ones_the_preprocessor_keeps(tmp_path, defines, params, 
     source.write_text(CHOSEN)
     library = load(source, defines)
     assert list(library.kernels) == ["kern"] and library.kern.decl.params == params and library.kern.decl.line == line
+
+
+NULL_INPUT = """#include "kernel_operator.h"
+using namespace AscendC;
+__global__ __aicore__ void k(GM_ADDR x, GM_ADDR unused, uint32_t read) {
+    GlobalTensor<float> xg, ug;
+    xg.SetGlobalBuffer((__gm__ float*)x, 64);
+    ug.SetGlobalBuffer((__gm__ float*)unused);  // nullptr: legal until the tensor is used
+    LocalTensor<float> t(TPosition::VECCALC, 0, 64);
+    DataCopy(t, read ? ug : xg, 64);
+    SetFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_MTE3>(EVENT_ID0);
+    DataCopy(xg, t, 64);
+}
+"""
+
+
+def test_a_null_input_is_refused_only_where_a_call_uses_it(tmp_path):
+    source = tmp_path / "null_input.cpp"
+    source.write_text(NULL_INPUT)
+    kernel = load(source).k
+    x = np.arange(64, dtype=np.float32)
+    kernel[1](x, None, 0)
+    assert np.array_equal(x, np.arange(64, dtype=np.float32))
+    with pytest.raises(KernelError) as caught:
+        kernel[1](x, None, 1)
+    assert caught.value.op == "DataCopy" and caught.value.line == 8 and "given nullptr" in str(caught.value)

@@ -30,14 +30,21 @@ E = asc.HardEvent
 
 
 def test_pipe_id_and_hard_event_keep_their_names_and_values():
-    """The members pyasc's kernels name, in the order and with the values the hand-written enums had."""
+    """The members pyasc's kernels name, in the order and with the values the hand-written enums had, then the
+    AIC's pipes and every pair 核内同步能力概述.md 表2 lists as legal on the AIC."""
     S, V, MTE2, MTE3 = Pipe.S, Pipe.V, Pipe.MTE2, Pipe.MTE3
     assert [(m.name, m.value) for m in asc.PipeID] == [
-        ("PIPE_S", S), ("PIPE_V", V), ("PIPE_MTE2", MTE2), ("PIPE_MTE3", MTE3), ("PIPE_ALL", "ALL")]
-    assert [(m.name, m.value) for m in asc.HardEvent] == [
+        ("PIPE_S", S), ("PIPE_V", V), ("PIPE_MTE2", MTE2), ("PIPE_MTE3", MTE3), ("PIPE_MTE1", Pipe.MTE1),
+        ("PIPE_M", Pipe.M), ("PIPE_FIX", Pipe.FIX), ("PIPE_ALL", "ALL")]
+    vector = [(m.name, m.value) for m in asc.HardEvent if {*m.value} <= {S, V, MTE2, MTE3}]
+    assert vector == [
         ("S_V", (S, V)), ("S_MTE2", (S, MTE2)), ("S_MTE3", (S, MTE3)), ("V_S", (V, S)), ("V_MTE2", (V, MTE2)),
         ("V_MTE3", (V, MTE3)), ("MTE2_S", (MTE2, S)), ("MTE2_V", (MTE2, V)), ("MTE2_MTE3", (MTE2, MTE3)),
         ("MTE3_S", (MTE3, S)), ("MTE3_V", (MTE3, V)), ("MTE3_MTE2", (MTE3, MTE2))]
+    aic_pairs = ["M_MTE1", "M_MTE2", "M_FIX", "MTE1_M", "MTE1_MTE2", "MTE1_MTE3", "MTE1_FIX", "MTE2_M", "MTE2_MTE1",
+                 "MTE2_MTE3", "MTE3_MTE1", "MTE3_MTE2", "FIX_M", "FIX_MTE1"]
+    assert all(asc.HardEvent[name].value == tuple(getattr(Pipe, side) for side in name.split("_"))
+               for name in aic_pairs)
     assert repr(Pipe.MTE2) == "PIPE_MTE2" and Pipe.MTE2.value == "MTE2"
     assert repr(Mem.UB) == "<Mem.UB: 'UB'>" and Mem.GM.value == "GM"
 
@@ -101,7 +108,7 @@ def test_every_register_a_kernel_leaves_is_declared(monkeypatch):
         except asc.KernelError:
             pass  # kernels of the corpus that stop with an error still leave their state
     declared = {f.name for f in dataclasses.fields(machine.CoreState)}
-    own = {"idx", "faults", "executor", "log", "block_num", "soc", "strict", "ub", "instrs", "pipe", "queues",
+    own = {"idx", "place", "faults", "executor", "log", "block_num", "soc", "strict", "ub", "instrs", "pipe", "queues",
            "sync_all_hook", "wait_hook", "launch_flags", "progress", "overflowed", "observers"}
     assert seen - declared - own == set()
     assert {"atomic", "vector_mask", "pad_value"} <= seen & set(machine.PERSISTENT)

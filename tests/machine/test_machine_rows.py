@@ -196,8 +196,11 @@ def test_removing_the_rows_restores_the_machine():
     with _l1_rows():
         assert machine.space_at("AIV", "A1") is L1 and machine.path_between(Mem.UB, L1) is UB_TO_L1
     assert (dict(machine.SPACES), dict(machine.PATHS), dict(machine.HANDLERS), dict(machine.POSITIONS)) == before
-    assert machine.space_at("AIV", "A1") is Mem.UB  # a position no space lists: the core's first local space
-    assert machine.queue_pipes("A1") is None
+    assert machine.queue_pipes("A1") == (Pipe.MTE2, Pipe.MTE1)  # the real row: the AIC's L1
+    with pytest.raises(LookupError, match="TPosition.A1 is the AIC's L1, which an AIV core does not have"):
+        machine.space_at("AIV", "A1")
+    assert machine.space_at("AIV", "CO2") is Mem.UB  # a position no space lists: the core's first local space
+    assert machine.queue_pipes("CO2") is None
 
 
 def test_the_vector_queue_positions_get_the_documented_pipes():

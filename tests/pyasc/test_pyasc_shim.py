@@ -125,5 +125,6 @@ def test_modules_resolve_while_rebound():
         from asc.language.core.struct import Struct  # noqa: F401
         assert rt.current_stream() is rt.current_stream()
         assert config.Platform("Ascend910B4-1") is config.Platform.Ascend910B4_1
+        assert host.MultiCoreMatmulTiling(host.get_ascendc_platform()).get_core_num() == -1  # before get_tiling
         with pytest.raises(NotImplementedError, match="cube unit"):
-            host.MultiCoreMatmulTiling
+            host.BatchMatmulTiling

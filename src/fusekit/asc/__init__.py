@@ -13,8 +13,8 @@ Everything a kernel does is checked against the hardware's rules and recorded in
 """
 
 from .datamove import DataCopyExtParams, DataCopyPadExtParams, data_copy, data_copy_pad
-from .datamove import (BlockMode, DataCopyEnhancedParams, DataCopyParams, DeqScale, InitConstValueParams,
-                       init_const_value, pad_t, set_pad_value)
+from .datamove import (BlockMode, DataCopyEnhancedParams, DataCopyParams, DeqScale, InitConstValueParams, pad_t,
+                       set_pad_value)
 from .datamove import DataCopyPadParams, SliceInfo
 from .atomic import (AtomicDtype, AtomicOp, get_store_atomic_config, set_atomic_add, set_atomic_max, set_atomic_min,
                      set_atomic_none, set_atomic_type, set_store_atomic_config)
@@ -33,7 +33,7 @@ from .autosync import LocalTensorAuto, static_range  # static_range: unrolled by
 from .shapeinfo import DataFormat, ShapeInfo, array, get_shape_size  # tensor shapes (asc.adv.softmax reads them)
 from .crosscore import cross_core_set_flag, cross_core_wait_flag
 from .blocksync import MemDsbT, data_sync_barrier, ib_set, ib_wait, notify_next_block, wait_pre_block
-from .sysvar import (ONE_BLK_SIZE, ascend_is_aiv, get_sys_workspace, get_task_ratio, init_soc_state,
+from .sysvar import (DEFAULT_C0_SIZE, ONE_BLK_SIZE, TOTAL_L0C_SIZE, TOTAL_L1_SIZE, ascend_is_aic, property, ascend_is_aiv, get_sys_workspace, get_task_ratio, init_soc_state,
                      set_sys_workspace)
 from .dtypes import double, float64, int_, void
 from .iacheck import CheckLocalMemoryIAParam, check_local_memory_ia
@@ -44,11 +44,13 @@ from .scalar import number, range  # noqa: A004 - pyasc's asc.range: its index i
 from .trace import Access, Instr, Mem, Pipe, Sync, SyncKind, Trace
 from .basic import API as _VECTOR_API
 from . import adv  # pyasc's asc.adv: the vector-side math functions (issue 11 item 2)
+from .cube import API as _CUBE_API
 
 globals().update(_VECTOR_API)  # the vector instructions and their types, from their specs' registry
+globals().update(_CUBE_API)  # the cube unit's instructions and parameter structs (fusekit.asc.cube)
 # under the sanitizer an instruction whose access faults is skipped and the kernel goes on (runtime.recoverable)
 globals().update({_name: _recoverable(_fn) for _name, _fn in
-                  [*_VECTOR_API.items(), ("data_copy", data_copy), ("data_copy_pad", data_copy_pad),
+                  [*_VECTOR_API.items(), *_CUBE_API.items(), ("data_copy", data_copy), ("data_copy_pad", data_copy_pad),
                    ("dump_tensor", dump_tensor), ("data_cache_clean_and_invalid", data_cache_clean_and_invalid)]
                   if _inspect.isfunction(_fn)})
 
@@ -88,8 +90,9 @@ __all__ = sorted([  # plus every vector instruction and its types (fusekit.asc.b
     "trap",
     "DataFormat", "ShapeInfo", "array", "get_shape_size",
     "MemDsbT", "data_sync_barrier", "ib_set", "ib_wait", "notify_next_block", "wait_pre_block", "ONE_BLK_SIZE",
-    "ascend_is_aiv", "get_sys_workspace", "get_task_ratio", "init_soc_state", "set_sys_workspace", "double",
+    "DEFAULT_C0_SIZE", "TOTAL_L0C_SIZE", "TOTAL_L1_SIZE", "property",
+    "ascend_is_aic", "ascend_is_aiv", "get_sys_workspace", "get_task_ratio", "init_soc_state", "set_sys_workspace", "double",
     "float64", "int_", "void", "Hardware", "LocalMemAllocator", "TBufPool", "TQueBind", "CheckLocalMemoryIAParam",
     "check_local_memory_ia", "DataCopyPadParams", "SliceInfo",
-    *_VECTOR_API,
+    *_VECTOR_API, *_CUBE_API,
 ])

@@ -90,7 +90,7 @@ class AutoState:
         elif n > 1:  # a new allocation on a line that has one already gets a number: auto@k.py:14#2
             name = f"{name}#{n}"
         start = (self.low - nbytes) // 32 * 32  # UB operands are 32 B aligned (AD-API 通用说明和约束.md)
-        used = getattr(self.core.pipe, "used", 0) if self.core.pipe is not None else 0
+        used = self.core.pipe.ub_used() if self.core.pipe is not None else 0
         if start < used:
             raise self.core.error(
                 "LocalTensorAuto", f"{name} needs {nbytes} B of UB but only {max(0, self.low - used)} B are left below "

@@ -1,70 +1,118 @@
-"""Cross-core flags between AIV cores: ``cross_core_set_flag`` / ``cross_core_wait_flag``.
+"""Cross-core flags: ``cross_core_set_flag`` / ``cross_core_wait_flag``.
 
 Rules (asc-devkit ``docs/zh/api/SIMD-API/基础API/同步控制/核间同步/CrossCoreSetFlag(ISASI).md`` and
 ``CrossCoreWaitFlag(ISASI).md``): each flag id (0..15 in modes 0, 1, 2; "取值范围为0-15") is a counter.
-Mode 0 synchronises all AIV cores of the launch: the wait blocks the core's later instructions until
-every AIV core has executed the set. The set runs on ``pipe`` (PIPE_V, PIPE_MTE2, PIPE_MTE3 for a vector
-core; "不支持PIPE_S和PIPE_ALL") once that pipe's earlier instructions are done. Modes 1 (the two AIVs of
-one AI Core) and 2 (AIC with its AIVs) need a mixed launch (KERNEL_TYPE_MIX_AIC_1_2), which fusekit
-does not simulate: a vector-only launch has one AIV per AI Core (GetSubBlockNum(ISASI).md, 表2).
 
-Here the k-th wait of a core on flag f returns once flag f has been set ``k * block_num`` times; the
-launch runs the cores under the scheduler (runtime.py), and a wait nobody will release is a deadlock
-KernelError at the wait's file:line. In the Trace a set is ``Sync(SET, pipe, pipe, ("cross_core", f))``
-and a wait ``Sync(WAIT, pipe, PIPE_S, ("cross_core", f))`` on PIPE_S (it blocks issue); happens-before (hb.py) orders every
-core's accesses before a wait before the other cores' accesses after their matching wait.
+- Mode 0 synchronises all the launch's cores of the caller's kind (every AIV, or every AIC): the wait blocks the
+  core's later instructions until every such core has executed the set.
+- Mode 1 synchronises the AIVs of one logical AI Core (the two of a MIX_AIC_1_2 kernel) the same way.
+- Mode 2 is between an AIC and its AIVs: an AIC's set releases one wait of each of its AIVs; the AIC's wait needs
+  the sets of all its AIVs. It needs a mix launch (an AI Core with both kinds).
+
+A set runs on ``pipe`` once that pipe's earlier instructions are done: PIPE_V, PIPE_MTE2 or PIPE_MTE3 on an AIV,
+PIPE_MTE1, PIPE_MTE2, PIPE_M or PIPE_FIX on an AIC ("不支持PIPE_S和PIPE_ALL"). A counter holds at most 15 sets
+no wait has taken ("超出15次需要做一次反向同步，否则会出现卡死", AD-G 硬件约束/NPU架构版本2201.md): a 16th is a
+deadlock KernelError, as is a wait no running core will release (at the wait's file:line); the launch runs the
+cores under the scheduler (runtime.py).
+
+In the Trace a set is ``Sync(SET, pipe, pipe, ("cross_core", f))``. A mode-0 wait is ``Sync(WAIT, pipe, PIPE_S,
+("cross_core", f))`` on PIPE_S (it blocks issue): happens-before (hb.py rule 5) orders every core's accesses before
+a wait before the other cores' accesses after their matching wait. A mode 1 or 2 wait names the sets that released
+it, ``("inter_block", ("cross_core", mode, f), ((core, instr), ...))``, so that hb.py rule 6 orders what each
+releasing core's pipe had finished at its set before what the waiting core does after the wait, and nothing else.
 """
 
 from __future__ import annotations
-
 
 from .runtime import current
 from .sync import PipeID
 from .trace import Pipe, Sync, SyncKind
 
 FLAG_IDS = 16
-VECTOR_PIPES = (PipeID.PIPE_V, PipeID.PIPE_MTE2, PipeID.PIPE_MTE3)
+MAX_PENDING = 15  # sets of one counter no wait has taken yet (硬件约束/NPU架构版本2201.md)
+_PAGE = "CrossCoreSetFlag(ISASI).md"
 
 
 def _check(op: str, flag_id, mode_id, pipe):
     core = current(op)
-    if mode_id != 0:
-        raise core.error(op, f"mode_id={mode_id!r}: fusekit simulates mode 0 (all AIV cores of the launch); modes 1 "
-                             "and 2 synchronise the AIVs of one AI Core with each other or with the AIC and need a mixed "
-                             "AIC/AIV launch, which fusekit does not simulate (CrossCoreSetFlag(ISASI).md)",
-                         kind="unsupported")
-    if pipe not in VECTOR_PIPES:
-        raise core.error(op, f"pipe={pipe!r}: an AIV's cross-core flag is issued on PipeID.PIPE_V, PIPE_MTE2 or "
-                             "PIPE_MTE3; PIPE_S and PIPE_ALL are not allowed (CrossCoreSetFlag(ISASI).md)")
+    if mode_id not in (0, 1, 2):
+        raise core.error(op, f"mode_id={mode_id!r}: modes 0 (all cores of a kind), 1 (the AIVs of one AI Core) and 2 "
+                             f"(an AIC with its AIVs) exist on Atlas A2/A3; mode 4 is Ascend 950's ({_PAGE})")
+    if mode_id == 1 and core.kind.name != "AIV":
+        raise core.error(op, f"mode 1 synchronises the AIVs of one AI Core; this is an {core.kind.name} ({_PAGE})")
+    if mode_id == 2 and not (core.place.aics and core.place.aivs):
+        raise core.error(op, "mode 2 synchronises an AIC with its AIVs, and this launch's AI Cores have only "
+                             f"{core.kind.name}s: launch a mix kernel (@asc.jit(kernel_type=config.KernelType."
+                             f"MIX_AIC_1_2) or MIX_AIC_1_1) ({_PAGE})", kind="unsupported")
+    allowed = tuple(p for p in core.kind.pipes if p is not Pipe.S)
+    if not isinstance(pipe, PipeID) or pipe.value not in allowed:
+        raise core.error(op, f"pipe={pipe!r}: an {core.kind.name}'s cross-core flag is issued on PipeID."
+                             f"{', '.join(f'PIPE_{p.name}' for p in allowed)}; PIPE_S and PIPE_ALL are not allowed "
+                             f"({_PAGE})")
     if not isinstance(flag_id, int) or not 0 <= flag_id < FLAG_IDS:
-        raise core.error(op, f"flag_id={flag_id!r}: flag ids are 0..{FLAG_IDS - 1} in mode 0 "
-                             "(CrossCoreSetFlag(ISASI).md, flagId取值范围说明)")
+        raise core.error(op, f"flag_id={flag_id!r}: flag ids are 0..{FLAG_IDS - 1} ({_PAGE}, flagId取值范围说明)")
     return core, int(flag_id), pipe.value
 
 
+def _counter(core, mode: int, flag: int, waiter: str) -> tuple:
+    """The counter that the waits of the ``waiter`` kind take from: one per kind in mode 0, one per AI Core (and,
+    in mode 2, per direction) otherwise."""
+    return ("cross_core", 0, waiter, flag) if mode == 0 else ("cross_core", mode, core.place.ai_core, waiter, flag)
+
+
+def _per_wait(core, mode: int) -> int:
+    """Sets one wait of ``core`` takes: every core of its kind (mode 0), every AIV of its AI Core (mode 1, and an
+    AIC's wait in mode 2), its AIC's one set (an AIV's wait in mode 2)."""
+    place = core.place
+    if mode == 0:
+        return core.block_num * place.ratio
+    return place.aivs if mode == 1 or core.kind.name == "AIC" else 1
+
+
 def cross_core_set_flag(flag_id: int, mode_id: int, pipe: PipeID) -> None:
-    """``CrossCoreSetFlag<modeId, pipe>(flagId)``: report this core's ``pipe`` work as done on flag ``flag_id``.
+    """``CrossCoreSetFlag<modeId, pipe>(flagId)``: report this core's ``pipe`` work as done on flag ``flag_id``
+    (module docstring).
 
     Raises:
-        KernelError: mode other than 0, a pipe other than V/MTE2/MTE3, a flag id outside 0..15.
+        KernelError: a mode other than 0, 1, 2 (1 on an AIC, 2 without a mix launch), a pipe the core kind has no
+            flag on, a flag id outside 0..15, or a 16th set no wait has taken (kind ``deadlock``).
     """
     core, flag, p = _check("cross_core_set_flag", flag_id, mode_id, pipe)
+    waiter = ("AIV" if core.kind.name == "AIC" else "AIC") if mode_id == 2 else core.kind.name
+    key = _counter(core, mode_id, flag, waiter)
+    flags = core.launch_flags
+    sets = flags.get(key, ())
+    setters = _per_wait(core, mode_id) if mode_id != 2 else (1 if waiter == "AIV" else core.place.aivs)
+    if len(sets) - flags.get(("taken",) + key, 0) >= MAX_PENDING * setters:
+        raise core.error("cross_core_set_flag", f"flag {flag} already holds {MAX_PENDING} sets no wait has taken: on "
+                                                "the NPU this set hangs (超出15次需要做一次反向同步); wait for the "
+                                                "flag in between", kind="deadlock")
     core.record("cross_core_set_flag", p, sync=Sync(SyncKind.SET, p, p, ("cross_core", flag)))
-    core.launch_flags[flag] = core.launch_flags.get(flag, 0) + 1
+    flags[key] = sets + ((core.idx, len(core.instrs) - 1),)
 
 
 def cross_core_wait_flag(flag_id: int, mode_id: int, pipe: PipeID) -> None:
-    """``CrossCoreWaitFlag<modeId, pipe>(flagId)``: block until every AIV core has set ``flag_id`` (once more
-    than for this core's previous wait on it).
+    """``CrossCoreWaitFlag<modeId, pipe>(flagId)``: block until the sets that release this wait have run (module
+    docstring).
 
     Raises:
         KernelError: as :func:`cross_core_set_flag`; kind ``deadlock`` when no core will set the flag.
     """
     core, flag, p = _check("cross_core_wait_flag", flag_id, mode_id, pipe)
-    waits = core.cross_waits
-    waits[flag] += 1
-    needed = waits[flag] * core.block_num
-    # the wait stops the issue of every later instruction ("阻塞本核后续指令的下发"): recorded on PIPE_S
-    core.record("cross_core_wait_flag", Pipe.S, sync=Sync(SyncKind.WAIT, p, Pipe.S, ("cross_core", flag)))
     flags = core.launch_flags
-    core.wait_hook(lambda: flags.get(flag, 0) >= needed)
+    key, per = _counter(core, mode_id, flag, core.kind.name), _per_wait(core, mode_id)
+    waits = core.cross_waits
+    waits[(mode_id, flag)] += 1
+    needed = waits[(mode_id, flag)] * per
+    if mode_id == 0:  # the wait stops the issue of every later instruction ("阻塞本核后续指令的下发"): PIPE_S
+        core.record("cross_core_wait_flag", Pipe.S, sync=Sync(SyncKind.WAIT, p, Pipe.S, ("cross_core", flag)))
+        core.wait_hook(lambda: len(flags.get(key, ())) >= needed)
+        flags[("taken",) + key] = max(flags.get(("taken",) + key, 0), needed)
+        return
+    why = (f"{'its AIC' if mode_id == 2 and core.kind.name == 'AIV' else 'the AIVs of its AI Core'} set flag {flag} "
+           f"in mode {mode_id} fewer times than it is waited for")
+    core.wait_hook(lambda: len(flags.get(key, ())) >= needed, why)
+    flags[("taken",) + key] = max(flags.get(("taken",) + key, 0), needed)  # an AIC's set releases both AIVs
+    core.record("cross_core_wait_flag", Pipe.S,
+                sync=Sync(SyncKind.WAIT, p, Pipe.S, ("inter_block", ("cross_core", mode_id, flag),
+                                                      flags[key][needed - per:needed])))

@@ -30,7 +30,8 @@ import enum
 
 import numpy as np
 
-from fusekit.machine import BLOCKS, COUNT, HANDLERS, PAD, POISON, SLICE, DataPath, copy_handler, path_between, space_named
+from fusekit.machine import (BLOCKS, COUNT, FIXPIPE, HANDLERS, LOAD2D, ND2NZ, PAD, POISON, SLICE, DataPath, copy_handler,
+                             path_between, space_named)
 
 from . import atomic, corestate, dtypes
 from .effect import Effect, Operand, copy
@@ -152,6 +153,7 @@ def _data_copy_blocks(dst, src, p: DataCopyParams, enhanced: "DataCopyEnhancedPa
     """
     core, op = current("data_copy"), "data_copy"
     path = _path(core, op, dst, src, BLOCKS)
+    _takes(core, op, path, BLOCKS, dst, src)
     pipe = path.pipe
     _same_dtype(core, op, dst, src)
     for name, value, top in (("block_count", p.block_count, MAX_BLOCK_COUNT), ("block_len", p.block_len,
@@ -199,7 +201,7 @@ def _move(dst, src, d_first: list[int], s_first: list[int], n: int, mode, copies
 
     The tensors are taken as they are now: a copy an executor holds back lands where it was issued to, even if the
     kernel moves or resizes the tensor in between (``set_addr_with_offset``, ``set_global_buffer``, ``set_size``)."""
-    dst, src = _as_issued(dst), _as_issued(src)
+    dst, src = as_issued(dst), as_issued(src)
     combine = atomic.combiner(mode)
     compute, reads_dst = (copy, False) if combine is None else (combine, True)
     if d_first == [0] and s_first == [0]:  # one block from the start of both: the count form
@@ -215,7 +217,7 @@ def _move(dst, src, d_first: list[int], s_first: list[int], n: int, mode, copies
                   (n,) * len(d_first) if shared else ())
 
 
-def _as_issued(t):
+def as_issued(t):
     """A copy of tensor ``t`` as it is now (the same memory, address, length and dtype), for a held-back effect."""
     if isinstance(t, LocalTensor):
         return LocalTensor.at(t.core, t.addr, t.length, t.dtype, t.name, t.owner, t.space)
@@ -255,26 +257,14 @@ def set_pad_value(padding_value, pos=None) -> None:
 
 
 class InitConstValueParams:
-    """pyasc ``InitConstValueParams(repeat_times, block_num, dst_gap, init_value)`` (kept for the error
-    of :func:`init_const_value`)."""
+    """pyasc ``InitConstValueParams(repeat_times, block_num, dst_gap, init_value)`` of ``init_const_value`` (Fill.md
+    表3; the fill itself is the cube's: ``fusekit.asc.cube.copy_in``)."""
 
     __slots__ = ("repeat_times", "block_num", "dst_gap", "init_value")
 
     def __init__(self, repeat_times: int = 0, block_num: int = 0, dst_gap: int = 0, init_value=0):
-        self.repeat_times, self.block_num, self.dst_gap, self.init_value = repeat_times, block_num, dst_gap, init_value
-
-
-def init_const_value(dst=None, init_const_value_params=None) -> None:
-    """pyasc ``init_const_value``: fills A1/A2/B1/B2 tensors (L1 / L0A / L0B, the cube core's buffers;
-    pyasc's page: "支持的 TPosition 为 A1/A2/B1/B2"). fusekit simulates the vector core only.
-
-    Raises:
-        KernelError: always, naming the UB alternative.
-    """
-    core = current("init_const_value")
-    raise core.error("init_const_value", "pyasc has asc.init_const_value for A1/A2/B1/B2 (cube) buffers; fusekit does "
-                                         "not simulate the cube core yet. To fill a UB tensor use asc.duplicate(dst, "
-                                         "value, count)", kind="unsupported")
+        self.repeat_times, self.block_num, self.dst_gap = _field(repeat_times), _field(block_num), _field(dst_gap)
+        self.init_value = init_value
 
 
 def data_copy(dst, src, *args, **kwargs) -> None:
@@ -289,6 +279,9 @@ def data_copy(dst, src, *args, **kwargs) -> None:
     """
     if (args and isinstance(args[0], (list, tuple))) or "slice_list1" in kwargs:
         return _data_copy_slice(dst, src, args, kwargs)
+    handler = _handler(dst, src, args)
+    if handler is not None:  # a path whose copy reorders or converts (the cube's: fusekit.asc.cube)
+        return handler(dst, src, *args, **kwargs)
     names = ("count",) if args and not isinstance(args[0], DataCopyParams) else ("repeat_params", "enhanced_params")
     named = {("repeat_params" if k == "intri_params" else k): v for k, v in kwargs.items()}
     values = dict(zip(names, args))
@@ -313,6 +306,28 @@ def data_copy(dst, src, *args, **kwargs) -> None:
                                   "fusekit does not simulate them yet")
 
 
+# parameter struct -> the copy form it selects, for forms a path's handler runs (fusekit.asc.cube registers
+# Nd2NzParams -> ND2NZ)
+PARAM_FORMS: dict[type, str] = {DataCopyParams: BLOCKS}
+
+
+def _handler(dst, src, args: tuple):
+    """The handler registered for this copy's path and form (``fusekit.machine.copy_handler``), or None for the byte
+    copies of this module.
+
+    Raises:
+        KernelError: a struct whose form the tensors' path does not take (Nd2NzParams between UB and GM).
+    """
+    form = PARAM_FORMS.get(type(args[0]), COUNT) if args else COUNT
+    key = (getattr(src, "space", None), getattr(dst, "space", None), form)
+    handler = HANDLERS.get(key)
+    if handler is None and form not in (COUNT, BLOCKS):
+        core = current("data_copy")
+        path = _path(core, "data_copy", dst, src, form)
+        _takes(core, "data_copy", path, form, dst, src)
+    return handler
+
+
 def _data_copy_count(dst, src, count: int) -> None:
     """Copy ``count`` elements from ``src`` to ``dst`` (GM->UB, UB->GM or UB->UB).
 
@@ -326,6 +341,7 @@ def _data_copy_count(dst, src, count: int) -> None:
     """
     core, op = current("data_copy"), "data_copy"
     path = _path(core, op, dst, src, COUNT)
+    _takes(core, op, path, COUNT, dst, src)
     pipe = path.pipe
     _same_dtype(core, op, dst, src)
     count = _count(core, op, count)
@@ -546,6 +562,21 @@ def _path(core, op: str, dst, src, form: str) -> DataPath:
         raise core.error(op, f"there is no data path {src.space.name} -> {dst.space.name} for {form} copies")
     raise core.error(op, f"cannot copy {type(src).__name__} -> {type(dst).__name__}: the destination comes first and "
                          "one side must be a LocalTensor (GM -> GM has no data path)")
+
+
+def _takes(core, op: str, path: DataPath, form: str, dst, src) -> None:
+    """Refuse a copy form the path does not take (L1 -> L0A is load_data's, L0C -> GM fixpipe's).
+
+    Raises:
+        KernelError: ``form`` is not one of ``path.forms``; the message names what the path takes.
+    """
+    if form in path.forms:
+        return
+    takes = {LOAD2D: "load_data", FIXPIPE: "fixpipe", ND2NZ: "data_copy with asc.Nd2NzParams", COUNT: "data_copy(dst, "
+             "src, count)", BLOCKS: "data_copy with asc.DataCopyParams", PAD: "data_copy_pad", SLICE: "the slice form"}
+    forms = sorted(takes[f] for f in path.forms)
+    raise core.error(op, f"the path {path.src.name} -> {path.dst.name} ({src.name} -> {dst.name}) takes "
+                         f"{', '.join(forms)}, not {takes[form]} ({path.source})")
 
 
 def _same_dtype(core, op: str, dst, src) -> None:

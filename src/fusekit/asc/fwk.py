@@ -25,7 +25,7 @@ from . import corestate, dtypes
 from .names import unknown
 from .runtime import KernelError, current, kernel_frame, running_core
 from .scalar import int32
-from .tensor import LocalTensor
+from .tensor import LocalTensor, space_of
 from .trace import Pipe, Sync, SyncKind
 
 MAX_BUFFERS_PER_PIPE = 64
@@ -50,11 +50,13 @@ class TPosition(enum.Enum):
     CO2 = "CO2"
 
 
-# (producer pipe, consumer pipe) of a queue at each position of the UB, from the machine's position rows and data
-# paths (fusekit.machine.positions): data enters VECIN by MTE2 and is read by V; VECOUT is written by V and drained
-# by MTE3 (AD-G TPipe-TQue框架编程原理.md). TPipe lays every queue out in the UB, so only its positions have queues.
-_QUEUE_PIPES = {TPosition[name]: queue_pipes(name) for name in POSITIONS
-                if position_space(name) is space_named("UB")}
+# (producer pipe, consumer pipe) of a queue at each position, from the machine's position rows and data paths
+# (fusekit.machine.positions): data enters VECIN by MTE2 and is read by V; VECOUT is written by V and drained by MTE3
+# (AD-G TPipe-TQue框架编程原理.md); A1 is filled by MTE2 and drained by MTE1, CO1 written by M and drained by FIX.
+# TPipe lays each queue out in its position's space (the UB, L1, L0A ...)
+_QUEUE_PIPES = {TPosition[name]: queue_pipes(name) for name in POSITIONS}
+# the UB's positions: what TBufPool and LocalMemAllocator divide (fusekit pools the UB only)
+_UB_POSITIONS = frozenset(p for p in _QUEUE_PIPES if position_space(p.value) is space_named("UB"))
 
 
 def _bound_to_gm(position: TPosition, end: str) -> bool:
@@ -115,9 +117,9 @@ class TPipe(_Named):
 
     def _fresh(self) -> None:
         """The state the constructor's Init leaves: no UB handed out, every event id free."""
-        self.used = 0          # UB bytes handed out
+        self.used: dict = {}   # local space -> bytes handed out
         self.buffers = 0       # buffers handed out
-        self.layout: list[str] = []
+        self.layout: list = []  # (space, "name count x bytes") per hand-out
         self.live = True       # False between destroy() and init()
         self.events: dict = {}  # HardEvent -> event ids taken by alloc_event_id
 
@@ -149,7 +151,8 @@ class TPipe(_Named):
             if held and que.pipe is self:
                 raise core.error(op, f"{que.name}[{held[0].index}] is still {held[0].state} (at {held[0].where}); "
                                      f"free_tensor every buffer before pipe.{op}()", tensor=que.name, kind="illegal-free")
-        for p in _BUFFER_PIPES:  # later buffers reuse the UB: earlier accesses must be done
+        for p in (p for p in _BUFFER_PIPES if p in core.kind.pipes):  # later buffers reuse the memory: earlier
+            # accesses must be done
             core.record(op, p, sync=Sync(SyncKind.BARRIER, p, p, ("PIPE_ALL",)))
         for que in core.queues:
             if que.pipe is self:
@@ -208,7 +211,7 @@ class TPipe(_Named):
         (TPipe/GetBaseAddr.md; CPU debug only on the NPU). Every vector position is in UB, whose addresses
         here start at 0 (``LocalTensor.get_phy_addr``): 0 (int32)."""
         core = current("get_base_addr")
-        if logic_pos is not None and logic_pos not in _QUEUE_PIPES:
+        if logic_pos is not None and logic_pos not in _UB_POSITIONS:
             raise core.error("get_base_addr", f"logic_pos {logic_pos}: fusekit's positions are VECIN, VECOUT and "
                                               "VECCALC (UB)", kind="unsupported")
         return int32(0)
@@ -224,14 +227,28 @@ class TPipe(_Named):
 
     def _carve(self, core, op: str, name: str, nbytes: int) -> int:
         """Take ``nbytes`` of the TPipe's UB for ``name``; the start address."""
-        left = core.soc.ub_bytes - self.used
-        if nbytes > left:
-            raise core.error(op, f"{name}: {nbytes} B of UB asked but only {left} B left of {core.soc.ub_bytes} B "
-                                 f"on {core.soc.name} (already: {', '.join(self.layout) or 'nothing'})", kind="ub-overflow")
-        start = self.used
-        self.used += nbytes
-        self.layout.append(f"{name} {nbytes} B")
-        return start
+        return self.take(core, op, space_named("UB"), name, nbytes)
+
+    def ub_used(self) -> int:
+        """UB bytes handed out (the first byte after the TPipe's buffers in the UB)."""
+        return self.used.get(space_named("UB"), 0)
+
+    def take(self, core, op: str, space, name: str, nbytes: int, shape: str = "", advice: str = "") -> int:
+        """Take ``nbytes`` of ``space`` for ``name``; the start address. ``shape``: the layout entry's "count x
+        bytes" (queues), said before the total.
+
+        Raises:
+            KernelError (ub-overflow): fewer than ``nbytes`` left in the space on this SoC.
+        """
+        size, used = space.size(core.soc), self.used.get(space, 0)
+        if nbytes > size - used:
+            mine = [text for where, text in self.layout if where is space]
+            raise core.error(op, f"{name}: {shape + ' = ' if shape else ''}{nbytes} B of {space.name} asked but only "
+                                 f"{size - used} B left of {size} B on {core.soc.name} (already: "
+                                 f"{', '.join(mine) or 'nothing'}){advice}", kind="ub-overflow")
+        self.used[space] = used + nbytes
+        self.layout.append((space, f"{name} {shape or f'{nbytes} B'}"))
+        return used
 
     def init_buffer(self, que: "TQue | None" = None, num: int | None = None, len: int | None = None,
                     buf: "TBuf | None" = None) -> None:
@@ -262,21 +279,19 @@ class TPipe(_Named):
         if not isinstance(length, numbers.Integral) or length <= 0:
             raise core.error(op, f"buffer length must be a positive number of bytes, got {length!r}")
         target.name = _local_name(target, target.name)
-        rounded = -(-length // 32) * 32
-        asked = rounded * count
-        left = core.soc.ub_bytes - self.used
-        if asked > left:
-            raise core.error(op, f"{target.name}: {count} x {rounded} B = {asked} B of UB asked but only {left} B "
-                                 f"left of {core.soc.ub_bytes} B on {core.soc.name} (already: "
-                                 f"{', '.join(self.layout) or 'nothing'}); shrink the tile length or BUFFER_NUM", kind="ub-overflow")
+        space = target.space
+        if space is None:  # a queue of the other core kind's memory in a mix kernel: it takes no memory here
+            target.attach(self, [], 0)
+            return
+        rounded = -(-length // space.alignment) * space.alignment  # each buffer starts on its space's boundary
         if self.buffers + count > MAX_BUFFERS_PER_PIPE:
             raise core.error(op, f"{target.name}: {self.buffers + count} buffers in one TPipe; at most "
                                  f"{MAX_BUFFERS_PER_PIPE} are allowed", kind="ub-overflow")
-        count, rounded = int(count), int(rounded)  # plain ints from here: UB addresses are not kernel scalars
-        target.attach(self, [self.used + i * rounded for i in range(count)], rounded)
-        self.used += count * rounded
+        count, rounded = int(count), int(rounded)  # plain ints from here: addresses are not kernel scalars
+        start = self.take(core, op, space, target.name, count * rounded, f"{count} x {rounded} B",
+                           "; shrink the tile length or BUFFER_NUM")
+        target.attach(self, [start + i * rounded for i in range(count)], rounded)
         self.buffers += count
-        self.layout.append(f"{target.name} {count} x {rounded} B")
 
 
 def _by_type(que, buf):
@@ -315,7 +330,8 @@ class TQueBind(_Named):
     vector paths: GM->VECIN (as TQue<VECIN>), VECOUT->GM (as TQue<VECOUT>), VECIN->VECOUT (MTE2 fills the buffer,
     MTE3 drains it, no vector work: input and output share one buffer), and X->X (as TQue<X>). ``depth`` 0 is for
     the in-place calls (alloc_tensor(tensor), deque(tensor)); the others need a depth >= 1 (TQueBind.alloc_tensor
-    page, 约束说明). Positions of the cube (A1, B1, CO1, ...) are out of scope.
+    page, 约束说明). The cube's positions (A1, B1, C1, A2, B2, C2, CO1) take queues on an AIC core, in L1, L0A,
+    L0B, the bias table and L0C, with the pipes their position rows give.
     """
 
     def __init__(self, src: TPosition = TPosition.VECIN, dst: TPosition = TPosition.VECIN, depth: int = 0,
@@ -323,13 +339,13 @@ class TQueBind(_Named):
         core = current(type(self).__name__)
         pipes = _BIND_PIPES.get((src, dst))
         if pipes is None:
-            raise core.error(type(self).__name__, f"{type(self).__name__}({src}, {dst}): fusekit simulates the vector "
-                                                  "paths GM->VECIN, VECOUT->GM, VECIN->VECOUT and VECIN / VECOUT / "
-                                                  "VECCALC to themselves; the cube's positions (A1, B1, C1, CO1, ...) "
-                                                  "are not simulated (TQueBind简介.md, 表1)", kind="unsupported")
+            raise core.error(type(self).__name__, f"{type(self).__name__}({src}, {dst}): fusekit simulates the paths "
+                                                  "GM->VECIN, VECOUT->GM, VECIN->VECOUT and every position to itself "
+                                                  "(TQueBind简介.md, 表1)", kind="unsupported")
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
             raise core.error(type(self).__name__, f"depth={depth!r}: a queue depth is an integer >= 0")
         position = src if dst is TPosition.GM else dst if src is TPosition.GM else src
+        self.space, self.foreign = _space_or_later(core, type(self).__name__, position)
         self.core, self.position, self.depth, self.src, self.dst = core, position, depth, src, dst
         self.producer, self.consumer = pipes
         self.qid = len(core.queues)
@@ -499,6 +515,8 @@ class TQueBind(_Named):
 
     def _ready(self, op: str):
         core = current(op)
+        if self.foreign is not None:
+            raise self.foreign
         if self.pipe is None:
             self.name = _local_name(self, self.name)
             raise core.error(op, f"{self.name} has no buffers: call pipe.init_buffer(que={self.name}, num=..., len=...) first",
@@ -525,7 +543,8 @@ class TQueBind(_Named):
 
     def _tensor(self, slot: _Slot, dtype) -> LocalTensor:
         dtype = _element_type(self.core, dtype)
-        return LocalTensor.at(self.core, slot.addr, self.nbytes // dtype.sizeof(), dtype, f"{self.name}[{slot.index}]", slot)
+        return LocalTensor.at(self.core, slot.addr, self.nbytes // dtype.sizeof(), dtype, f"{self.name}[{slot.index}]", slot,
+                              self.space)
 
 
 class TQue(TQueBind):
@@ -535,9 +554,25 @@ class TQue(TQueBind):
     def __init__(self, pos: TPosition = TPosition.VECIN, depth: int = 1):  # pyasc's parameter names
         core = current("TQue")
         if pos not in _QUEUE_PIPES:
-            raise core.error("TQue", f"position {pos} is not a vector UB position: use TPosition.VECIN, "
-                                     "VECOUT or VECCALC (fusekit simulates the vector core)")
+            raise core.error("TQue", f"position {pos} takes no queue: use TPosition.VECIN, VECOUT or VECCALC on an AIV "
+                                     "core, A1, B1, C1, A2, B2, C2 or CO1 on an AIC core")
         super().__init__(pos, pos, depth)
+
+
+def _space_or_later(core, op: str, position):
+    """(space, None) for a queue or buffer at ``position`` on ``core``, or, on a core of a mix kernel that lacks the
+    position's memory (a VECOUT queue the AIC also constructs: the kernel's code runs on both kinds), (None, the
+    KernelError its first use raises).
+
+    Raises:
+        KernelError: the position is another kind's in a launch of one kind (``fusekit.asc.tensor.space_of``).
+    """
+    try:
+        return space_of(core, op, position), None
+    except KernelError as exc:
+        if core.place.aics and core.place.aivs:
+            return None, exc
+        raise
 
 
 def _user_positions(core, op: str, *positions) -> None:
@@ -559,6 +594,7 @@ class TBuf(_Named):
     def __init__(self, pos: TPosition = TPosition.VECCALC):  # pyasc's parameter name
         core = current("TBuf")
         core.tbufs.append(self)  # so TPipe.destroy / reset can detach it
+        self.space, self.foreign = _space_or_later(core, "TBuf", pos)
         self.core, self.position = core, pos
         self.name = "TBuf"
         self.pipe = None
@@ -571,6 +607,8 @@ class TBuf(_Named):
         """The buffer as a LocalTensor of ``len`` elements (all of it by default; pyasc's ``shape``, a sequence
         of dimensions, gives their product)."""
         core = current("get")
+        if self.foreign is not None:
+            raise self.foreign
         if shape is not None:
             len = math.prod(int(d) for d in shape)
         if self.pipe is None:
@@ -580,7 +618,7 @@ class TBuf(_Named):
         length = capacity if len is None else len
         if not 0 <= length <= capacity:
             raise core.error("get", f"{self.name}.get(len={length}) but the buffer holds {capacity} x {dtype.name}", kind="out-of-bounds")
-        return LocalTensor.at(core, self.addr, length, dtype, self.name, self)
+        return LocalTensor.at(core, self.addr, length, dtype, self.name, self, self.space)
 
     def get_with_offset(self, size: int, buf_offset: int, dtype) -> LocalTensor:
         """``GetWithOffset<T>(size, bufOffset)``: ``size`` elements from byte ``buf_offset`` of the buffer.
@@ -604,7 +642,8 @@ class TBuf(_Named):
             raise core.error(op, f"{self.name}.get_with_offset({size!r}, {buf_offset}, {dtype.name}): size * "
                                  f"sizeof + buf_offset must not pass the buffer's {self.nbytes} B "
                                  "(TBuf/GetWithOffset.md, 约束说明)", kind="out-of-bounds")
-        return LocalTensor.at(core, self.addr + int(buf_offset), int(size), dtype, f"{self.name}[{buf_offset} B:]", self)
+        return LocalTensor.at(core, self.addr + int(buf_offset), int(size), dtype, f"{self.name}[{buf_offset} B:]", self,
+                              self.space)
 
     def alloc_tensor(self, dtype) -> LocalTensor:
         """``AllocTensor<T>`` on a TBuf (a TQueBind in pyasc and Ascend C): the whole buffer, as :meth:`get`. A TBuf
@@ -649,7 +688,7 @@ class TBufPool(_Named):
 
     def __init__(self, pos: TPosition = TPosition.VECCALC, buf_id_size: int = 4):
         core = current("TBufPool")
-        if pos not in _QUEUE_PIPES:
+        if pos not in _UB_POSITIONS:
             raise core.error("TBufPool", f"pos {pos}: fusekit pools UB positions (VECIN, VECOUT, VECCALC); A1 / B1 / C1 "
                                          "are the cube's L1, not simulated", kind="unsupported")
         if isinstance(buf_id_size, bool) or not isinstance(buf_id_size, numbers.Integral) or \
@@ -836,7 +875,7 @@ class LocalMemAllocator(_Named):
                 a position outside UB; a negative or non-integer tile_size.
         """
         core, op = current("alloc"), "alloc"
-        if pos not in _QUEUE_PIPES:
+        if pos not in _UB_POSITIONS:
             raise core.error(op, f"pos {pos}: this allocator's memory is UB, whose positions are VECIN, VECOUT, "
                                  "VECCALC (Alloc.md: pos must match the allocator's Hardware)")
         dtype = _element_type(core, data_type)

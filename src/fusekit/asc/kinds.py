@@ -34,16 +34,23 @@ class Properties:
         auto_synced: automatic synchronisation orders this scalar access against the other pipes
             (关键特性说明.md, cce-auto-sync 使用约束: LocalTensor GetValue / SetValue and GlobalTensor
             GetValue; ``fusekit.hb`` rule 2 leaves out the GlobalTensor SetValue itself).
+        moves_padding: it copies whole fractals, padding rows and columns included, that no instruction interprets
+            ("无效数据 ... 在计算中会被忽略", Mmad.md 约束说明; the Mmad reads only its m x k and k x n elements), so
+            its reads of bytes nothing wrote are no initcheck finding.
     """
 
     kind: Kind
     blocks_scalar: bool = False
     auto_synced: bool = False
+    moves_padding: bool = False
 
 
 DECLARED: dict[str, Properties] = {
     "data_copy": Properties(Kind.TRANSFER),
     "data_copy_pad": Properties(Kind.TRANSFER),
+    "load_data": Properties(Kind.TRANSFER, moves_padding=True),  # MTE1: L1 -> L0A / L0B, whole fractals
+    "load_data_with_transpose": Properties(Kind.TRANSFER, moves_padding=True),
+    "fixpipe": Properties(Kind.TRANSFER),    # FIX: L0C -> GM / L1
     "get_value": Properties(Kind.SCALAR, blocks_scalar=True, auto_synced=True),
     "set_value": Properties(Kind.SCALAR, auto_synced=True),
 }

@@ -22,7 +22,7 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from fusekit.machine import CoreState, space_named
+from fusekit.machine import AIC, AIV, CoreKind, CoreState, space_named
 from fusekit.soc import SoC, get_soc
 
 from . import dtypes
@@ -30,6 +30,7 @@ from . import overflow as overflow_modes
 from .effect import Effect, run as run_effect
 from .errorkind import ErrorKind
 from .lockstep.values import plain_offset
+from .loops import as_loops
 from .scalar import int32
 from .trace import Access, GmBuffer, Instr, Pipe, Sync, Trace
 
@@ -45,7 +46,8 @@ class KernelError(RuntimeError):
         kind: what went wrong, for tools: an :class:`~fusekit.asc.errorkind.ErrorKind` (``out-of-bounds``,
             ``misaligned``, ``partial-overlap``, ``deadlock``, ``unsupported``, ``api`` ...), which compares
             equal to its string and names the sanitizer tool that reports it; the constructor takes either.
-        core: block index of the failing core, or None for launch-time errors.
+        core: the failing core (its index in ``Trace.cores``: its block index unless the launch is a mix one), or
+            None for launch-time errors.
         op: the API call that failed.
         file, line: where the kernel source made the call.
         tensor: the tensor involved, if one is.
@@ -57,12 +59,12 @@ class KernelError(RuntimeError):
     def __init__(self, op: str, detail: str, *, core: int | None = None, file: str = "", line: int = 0,
                  tensor: str = "", start: int | None = None, stop: int | None = None, kind: str = "api",
                  mem: str = "", buffer: str = "", byte_range: tuple[int, int] | None = None,
-                 pipes: tuple[str, ...] = ()):
+                 pipes: tuple[str, ...] = (), label: str = ""):
         self.op, self.detail, self.core, self.kind = op, detail, core, ErrorKind(kind)
         self.mem, self.buffer, self.byte_range, self.pipes = mem, buffer, byte_range, pipes
         self.trace: Trace | None = None  # what the launch executed before the error
         self.file, self.line, self.tensor, self.start, self.stop = file, line, tensor, start, stop
-        where = f" on aiv({core})" if core is not None else ""
+        where = f" on {label or f'aiv({core})'}" if core is not None else ""
         at = f" at {file}:{line}" if file else ""
         super().__init__(f"{op}{where}{at}: {detail}")
 
@@ -120,10 +122,12 @@ class Core(CoreState):
     """
 
     def __init__(self, idx: int, block_num: int, soc: SoC, strict: bool, log: list[str] | None = None,
-                 executor: "Executor | None" = None, faults: "list | None" = None):
-        CoreState.__init__(self)
+                 executor: "Executor | None" = None, faults: "list | None" = None, kind: CoreKind = AIV,
+                 place: "Place | None" = None):
+        CoreState.__init__(self, kind=kind)
         self.make_arenas(soc)
         self.idx = idx
+        self.place = place or Place(kind, idx, idx, 1, 0, int(kind is AIC), int(kind is AIV))
         self.faults = faults
         self.executor = executor
         self.log = [] if log is None else log  # device printf output, printed when the launch ends
@@ -185,8 +189,14 @@ class Core(CoreState):
             run_effect(effect)
 
     def block_idx(self):
-        """``get_block_idx()``: this core's block index, an int32 scalar (``scalar.py``)."""
-        return int32(self.idx)
+        """``get_block_idx()``: this core's block index, an int32 scalar (``scalar.py``): in a mix launch its
+        position among the cores of its kind (an AIV of MIX_AIC_1_2: [0, 2 * block_dim), GetBlockIdx.md)."""
+        return int32(self.place.block)
+
+    @property
+    def label(self) -> str:
+        """How messages name this core: ``aiv(3)``, ``aic(1)``."""
+        return f"{self.kind.msprof_prefix}({self.place.block})"
 
     def note_overflow(self, index: int, overflowed) -> None:
         """Instruction ``index``'s float result left its dtype's range if ``overflowed`` holds (``Trace.overflows``)."""
@@ -213,7 +223,7 @@ class Core(CoreState):
         """A KernelError located at the kernel line that is executing now."""
         frame = kernel_frame()
         return KernelError(op, detail, core=self.idx, file=frame.f_code.co_filename if frame else "",
-                           line=frame.f_lineno if frame else 0, kind=kind, **where)
+                           line=frame.f_lineno if frame else 0, kind=kind, label=self.label, **where)
 
 
 class Executor(Protocol):
@@ -262,6 +272,15 @@ class GmArray:
         self.length = array.size  # elements
         self.data = np.empty(array.size * self.dtype.sizeof(), np.uint8)
         self.load()
+
+    def viewed_as(self, dtype: dtypes.DataType) -> "GmArray":
+        """The same buffer (its name and bytes) seen as elements of ``dtype``: a kernel's typed view of a byte
+        workspace (the Matmul API's GM workspace, ``fusekit.asc.adv.matmul``). Accesses through it are this
+        buffer's; it is never copied in or back on its own."""
+        alias = GmArray.__new__(GmArray)
+        alias.name, alias.dtype, alias.data, alias.source = self.name, dtype, self.data, self.source
+        alias.length = self.data.size // dtype.sizeof()
+        return alias
 
     def load(self) -> None:
         """Copy the argument in, in the NPU's (native, little-endian) byte order."""
@@ -327,7 +346,7 @@ class KernelFunction:
     """
 
     def __init__(self, fn: Callable, options: dict | None = None):
-        self.fn = fn
+        self.fn = as_loops(fn)  # pyasc's ``with matmul.iterate() as count:`` is a loop (fusekit.asc.loops)
         self.options = options or {}  # pyasc's jit options, kept for tools (e.g. insert_sync)
         functools.update_wrapper(self, fn)
         self.signature = inspect.signature(fn)
@@ -386,6 +405,72 @@ def _auto_sync(kernel: "KernelFunction", auto_sync) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"auto_sync must be True or False, got {value!r}")
     return bool(value)
+
+
+# pyasc's kernel types (``asc.runtime.config.KernelType``): the cores of each logical AI Core (block) of the launch,
+# AIVs first (GetTaskRatio.md 表1; GetSubBlockNum(ISASI).md 表2; AD-G 基本架构.md: an AI Core on A2/A3 is one
+# AIC and two AIVs)
+KERNEL_TYPES: dict[str, tuple[tuple[CoreKind, int], ...]] = {
+    "AIV_ONLY": ((AIV, 1),), "AIC_ONLY": ((AIC, 1),), "MIX_AIC_1_2": ((AIV, 2), (AIC, 1)),
+    "MIX_AIC_1_1": ((AIV, 1), (AIC, 1)), "MIX_AIC_1_0": ((AIC, 1),), "MIX_AIV_1_0": ((AIV, 1),),
+}
+_HARD_SYNC = {"MIX_AIV_HARD_SYNC", "MIX_AIC_HARD_SYNC"}
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a core sits in its launch: its kind, its GetBlockIdx (its position among the cores of its kind), its
+    logical AI Core (block), how many cores of its kind each AI Core has (GetTaskRatio), its GetSubBlockIdx, and
+    how many AICs and AIVs each AI Core of the launch has."""
+
+    kind: CoreKind
+    block: int
+    ai_core: int
+    ratio: int
+    sub_block: int
+    aics: int = 0
+    aivs: int = 1
+
+
+def kernel_type(kernel: "KernelFunction") -> str:
+    """The kernel's type as pyasc compiles it: ``matmul_cube_only=True`` is AIC_ONLY, else ``kernel_type=`` (a
+    ``KernelType`` member or its name), else AIV_ONLY (pyasc compiler.py; a kernel with ``register_matmul`` pyasc
+    types MIX_AIC_1_2 itself, ``fusekit.asc.adv.matmul``)."""
+    if kernel.options.get("matmul_cube_only"):
+        return "AIC_ONLY"
+    given = kernel.options.get("kernel_type")
+    if given is None and _refers_to(kernel.fn, frozenset({"register_matmul"})):
+        return "MIX_AIC_1_2"  # pyasc's DetectKernelTypePass: a kernel with a RegistMatmulObjOp
+    return getattr(given, "name", given) or "AIV_ONLY"
+
+
+def core_plan(kernel: "KernelFunction", soc: SoC, block_dim: int) -> list[Place]:
+    """The cores a launch of ``kernel`` with ``block_dim`` blocks runs, in ``Trace.cores`` order: for each kind of
+    its kernel type (AIVs first), every core of that kind in GetBlockIdx order (:data:`KERNEL_TYPES`).
+
+    Raises:
+        KernelError: an unknown or HARD_SYNC kernel type, or a kernel with AIC cores on a coupled SoC (arch 2002,
+            whose cube shares the AI Core with the vector unit and the UB: AD-G 架构规格/NPU架构版本2002.md), which
+            fusekit does not simulate.
+    """
+    name = kernel_type(kernel)
+    # where the kernel says its type: a C++ kernel (fusekit.cpp.kernel.CppKernel) names its declaration instead
+    where = getattr(kernel, "kernel_type_source", None) or f"@asc.jit(kernel_type={name}) of {kernel.fn.__name__}"
+    if name in _HARD_SYNC:
+        raise KernelError("launch", f"{where}: the HARD_SYNC mix types are not simulated; fusekit runs "
+                                    f"{', '.join(KERNEL_TYPES)}", kind="unsupported")
+    if name not in KERNEL_TYPES:
+        raise KernelError("launch", f"{where}: unknown kernel type; pyasc's are {', '.join(KERNEL_TYPES)}, "
+                                    + ", ".join(sorted(_HARD_SYNC)))
+    kinds = KERNEL_TYPES[name]
+    if not soc.separated and any(kind is AIC for kind, _ in kinds):
+        raise KernelError("launch", f"{where} on {soc.name}: arch {soc.arch} couples the cube unit with the vector "
+                                    "unit in one AI Core (C1 and CO2 are the UB, no bias table, no Fixpipe; "
+                                    "NPU架构版本2002.md); fusekit simulates the cube on the separated arch 2201 "
+                                    "(Ascend910B*)", kind="unsupported")
+    per = dict((kind.name, ratio) for kind, ratio in kinds)
+    return [Place(kind, block * ratio + sub, block, ratio, sub, per.get("AIC", 0), per.get("AIV", 0))
+            for kind, ratio in kinds for block in range(block_dim) for sub in range(ratio)]
 
 
 def jit(fn: Callable | None = None, **options):
@@ -462,6 +547,8 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
     if isinstance(core_num, bool) or not isinstance(core_num, (int, np.integer)) or not 1 <= core_num <= MAX_CORE_NUM:
         raise ValueError(f"core_num must be an integer in [1, {MAX_CORE_NUM}] (the NPU's block_dim range), got {core_num!r}")
     spec = get_soc(soc)
+    places = core_plan(kernel, spec, int(core_num))
+    mixed = len({place.kind for place in places}) > 1
     overflow_mode = overflow_modes.choose(spec, overflow)
     auto_sync = _auto_sync(kernel, auto_sync)
     from . import corestate  # imports the vector package, which imports this module
@@ -470,11 +557,14 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
     bound = _bind(kernel, args, kwargs or {})
     gm = {v.gm.name: v.gm for v in bound.values() if isinstance(v, GlobalAddress)}
     trace = Trace(kernel.fn.__name__, spec.name, int(core_num), spec.ub_bytes,
-                  gm={name: GmBuffer(name, a.dtype.name, a.data.size) for name, a in gm.items()}, auto_sync=auto_sync)
+                  gm={name: GmBuffer(name, a.dtype.name, a.data.size) for name, a in gm.items()}, auto_sync=auto_sync,
+                  core_kind=places[0].kind.name, kinds=tuple(p.kind.name for p in places) if mixed else ())
     started = time.perf_counter()
     from .lockstep import launcher as lockstep  # the default executor; it imports this module
     fallback = lockstep.refusal(kernel, int(core_num), bound, executor=executor, faults=faults,
                                 sample_cores=sample_cores, reverse_cores=reverse_cores, initial_state=initial_state)
+    if fallback is None and (places[0].kind is not AIV or mixed):
+        fallback = f"{kernel_type(kernel)} cores (the lockstep groups run AIV_ONLY launches)"
     if fallback is None:
         outcome = lockstep.run(kernel, int(core_num), bound, gm, trace, spec, strict, overflow_mode, progress)
         if not isinstance(outcome, lockstep.Refused):
@@ -487,16 +577,17 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
     cores: dict[int, Core] = {}
 
     def make_core(i: int) -> Core:
-        cores[i] = Core(i, int(core_num), spec, strict, log, executor, faults)
+        cores[i] = Core(i, int(core_num), spec, strict, log, executor, faults, places[i].kind, places[i])
         cores[i].progress = progress
         cores[i].overflow = overflow_mode
         corestate.restore(cores[i], start_states[i] if i < len(start_states) else None)
         return cores[i]
 
-    sampled = sample_cores and int(core_num) > 2 and not _calls_sync_all(kernel.fn)
+    count = len(places)  # cores in the Trace: block_dim, or every AIC and AIV of a mix launch
+    sampled = sample_cores and count > 2 and not mixed and not _calls_sync_all(kernel.fn)
     if sampled:
-        trace.stand_ins = {i: 0 for i in range(1, int(core_num) - 1)}
-    indices = (0, int(core_num) - 1) if sampled else range(int(core_num))
+        trace.stand_ins = {i: 0 for i in range(1, count - 1)}
+    indices = (0, count - 1) if sampled else range(count)
     # the cores only add to the Trace (no garbage cycles to speak of), and each automatic full collection
     # would rescan all of it (~15 % of a long launch): pause the collector while they run
     collector_was_on = gc.isenabled()
@@ -511,9 +602,10 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
         if collector_was_on:
             gc.enable()
         _print_device_output(log, device_output)
-        trace.cores = [cores[i].instrs if i in cores else [] for i in range(int(core_num))]
+        trace.cores = [cores[i].instrs if i in cores else [] for i in range(count)]
+        trace.workspaces = frozenset(name for c in list(cores.values())[:1] for name in c.launch_flags.get("workspaces", ()))
         trace.overflows = [c.instrs[k] for c in cores.values() for k in c.overflowed]
-        ran = [trace.stand_ins.get(i, i) for i in range(int(core_num))]  # an unsimulated core ends as its stand-in
+        ran = [trace.stand_ins.get(i, i) for i in range(count)]  # an unsimulated core ends as its stand-in
         trace.end_state = [corestate.snapshot(cores[j]) if j in cores else corestate.EndState() for j in ran]
     _copy_back(gm.values(), trace)
     return LaunchResult(trace, time.perf_counter() - started)
@@ -618,7 +710,7 @@ def _run_sequentially(indices, make_core: Callable[[int], Core], body: Callable[
             core.sync_all_hook = _needs_scheduler
             core.launch_flags, core.wait_hook = flags, _wait_sequential
             _set_current(core)
-            body()
+            _body(body)
             _finish(core)
             _write_back(core)  # the next core starts after this one has ended: a legal order on the NPU
     finally:
@@ -646,23 +738,29 @@ def _wait_sequential(ready: Callable[[], bool], why: str | None = None) -> None:
 
 
 _CROSS_CORE_SYNC = frozenset({"sync_all", "cross_core_wait_flag", "ib_set", "ib_wait",  # calls that wait for
-                              "wait_pre_block"})                                         # other cores
+                              "wait_pre_block", "register_matmul"})                      # other cores
 
 
-def _calls_sync_all(fn: Callable, seen: set | None = None) -> bool:
-    """Whether ``fn`` or a jit helper it names refers to ``sync_all`` (decides how cores are run)."""
+def _calls_sync_all(fn: Callable) -> bool:
+    """Whether ``fn`` or a jit helper it names refers to a call that waits for other cores (decides how cores are
+    run)."""
+    return _refers_to(fn, _CROSS_CORE_SYNC)
+
+
+def _refers_to(fn: Callable, names: frozenset, seen: set | None = None) -> bool:
+    """Whether ``fn`` or a jit helper it names (transitively) names one of ``names``."""
     seen = set() if seen is None else seen
     code = getattr(fn, "__code__", None)
     if code is None or code in seen:
         return False
     seen.add(code)
-    names = set(code.co_names)
+    used = set(code.co_names)
     for const in code.co_consts:  # nested code (comprehensions, lambdas)
         if inspect.iscode(const):
-            names |= set(const.co_names)
-    if names & _CROSS_CORE_SYNC:
+            used |= set(const.co_names)
+    if used & names:
         return True
-    return any(_calls_sync_all(helper.fn, seen) for name in names
+    return any(_refers_to(helper.fn, names, seen) for name in used
                if isinstance(helper := fn.__globals__.get(name), KernelFunction))
 
 
@@ -690,6 +788,7 @@ class _Scheduler:
         self.waiting: list[int] = []  # in sync_all
         self.blocked: dict[int, Callable[[], bool]] = {}  # in a cross-core wait: core -> released?
         self.why: dict[int, str | None] = {}  # blocked core -> what its wait needs (the deadlock message)
+        self.sites: dict[int, tuple[str, int]] = {}  # blocked core -> the kernel's file:line of its wait
         self.flags: dict = {}
         self.done: list[int] = []
         self.error: BaseException | None = None
@@ -722,12 +821,15 @@ class _Scheduler:
             self.go[i].set()
         elif self.blocked:
             i = min(self.blocked, key=self.position.__getitem__)
-            stuck = self.cores[i].instrs[-1]  # its wait
-            why = self.why.get(i) or ("they wait for a cross-core flag that no running core will set. Every AIV core "
-                                      "must call cross_core_set_flag with that flag id before it can be waited on")
-            self._fail(KernelError(stuck.op, f"deadlock: aiv({', '.join(map(str, sorted(self.blocked)))}) wait and "
-                                   f"on the NPU they hang: {why}", core=i, kind="deadlock", file=stuck.file,
-                                   line=stuck.line))
+            core = self.cores[i]
+            op = core.instrs[-1].op if core.instrs and core.instrs[-1].sync is not None else "cross_core_wait_flag"
+            why = self.why.get(i) or ("they wait for a cross-core flag that no running core will set. Every core "
+                                      "of the kind must call cross_core_set_flag with that flag id before it can be "
+                                      "waited on")
+            labels = ", ".join(self.cores[j].label for j in sorted(self.blocked))
+            file, line = self.sites.get(i, ("", 0))
+            self._fail(KernelError(op, f"deadlock: {labels} wait and on the NPU they hang: {why}", core=i,
+                                   kind="deadlock", file=file, line=line, label=core.label))
         elif self.waiting and self.done:
             stuck = self.cores[self.waiting[0]].instrs[-1]  # its sync_all
             self._fail(KernelError("sync_all", f"deadlock: aiv({', '.join(map(str, self.waiting))}) wait in sync_all "
@@ -749,7 +851,7 @@ class _Scheduler:
             core.sync_all_hook = lambda: self._arrive(i)
             core.launch_flags, core.wait_hook = self.flags, lambda ready, why=None: self._block(i, ready, why)
             _set_current(core)
-            self.body()
+            _body(self.body)
             _finish(core)
         except _Aborted:
             return
@@ -770,6 +872,8 @@ class _Scheduler:
             return
         self.blocked[i] = ready
         self.why[i] = why
+        frame = kernel_frame()
+        self.sites[i] = (frame.f_code.co_filename, frame.f_lineno) if frame else ("", 0)
         self._park(i)
 
     def _park(self, i: int) -> None:
@@ -788,8 +892,21 @@ class _Scheduler:
         self.finished.set()
 
 
+class KernelExit(BaseException):
+    """Ends the kernel function on this core, as a ``return`` from the kernel (the AIC of a mix kernel leaves it
+    once its Matmul server is done: ``fusekit.asc.adv.matmul``)."""
+
+
+def _body(body: Callable[[], None]) -> None:
+    try:
+        body()
+    except KernelExit:
+        pass
+
+
 def _finish(core: Core) -> None:
     """End of a core's kernel: pending effects land, every queue buffer must be free, its local memories are dropped."""
+    core.launch_flags[("finished", core.idx)] = True  # what a core waiting for this one's messages learns
     if core.executor is not None:
         core.executor.end_core(core.idx)
     for que in core.queues:

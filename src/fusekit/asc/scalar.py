@@ -55,6 +55,10 @@ class ScalarInt(int):
     __str__ = int.__repr__
     __format__ = int.__format__
 
+    def ceildiv(self, other):
+        """pyasc's ``RuntimeInt.ceildiv``: ``(self + other - 1) // other`` in this type (``asc.ceildiv``)."""
+        return (self + other - 1) // other
+
     # -- binary operations: left operand typed (self) --
     def __add__(self, other):
         return _binary(self, other, "+", False)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 
-from fusekit.machine import PIPES, Ordering, hard_events, pipe_ids
+from fusekit.machine import Ordering, hard_events, pipe_ids
 
 from .runtime import current
 from .scalar import int32
@@ -26,8 +26,11 @@ PipeID.__doc__ = "``PipeID``: ``PIPE_<pipe>`` for each pipe (the member's value 
 HardEvent = enum.Enum("HardEvent", hard_events(), module=__name__)
 HardEvent.__doc__ = "``HardEvent::SRC_DST``: a flag set by the SRC pipe and waited on by the DST pipe."
 
-# the pipes a PipeBarrier can order: all but those in order by themselves (PIPE_S has no barrier, PipeBarrier(ISASI).md)
-_BARRIERED = tuple(p for p in PIPES if p.ordering is not Ordering.ALWAYS)
+
+def _barriered(core) -> tuple:
+    """The pipes of ``core``'s kind a PipeBarrier can order: all but those in order by themselves (PIPE_S has no
+    barrier, PipeBarrier(ISASI).md)."""
+    return tuple(p for p in core.kind.pipes if p.ordering is not Ordering.ALWAYS)
 
 
 def get_block_idx() -> int:
@@ -43,10 +46,11 @@ def get_block_num() -> int:
 def pipe_barrier(pipe: PipeID) -> None:
     """``PipeBarrier<pipe>``: later instructions of ``pipe`` wait for its earlier ones. PIPE_S is not allowed."""
     core, op = current("pipe_barrier"), "pipe_barrier"
-    if not isinstance(pipe, PipeID) or pipe is PipeID.PIPE_S:
-        raise core.error(op, f"pipe_barrier takes PipeID.{', '.join(f'PIPE_{p.name}' for p in _BARRIERED)} or PIPE_ALL, "
-                             f"got {pipe!r}")
-    for p in (_BARRIERED if pipe is PipeID.PIPE_ALL else (pipe.value,)):
+    barriered = _barriered(core)
+    if not isinstance(pipe, PipeID) or (pipe is not PipeID.PIPE_ALL and pipe.value not in barriered):
+        raise core.error(op, f"pipe_barrier on an {core.kind.name} core takes PipeID."
+                             f"{', '.join(f'PIPE_{p.name}' for p in barriered)} or PIPE_ALL, got {pipe!r}")
+    for p in (barriered if pipe is PipeID.PIPE_ALL else (pipe.value,)):
         core.record(op, p, sync=Sync(SyncKind.BARRIER, p, p, (pipe.name,)))
 
 
@@ -57,6 +61,10 @@ def _flag(op: str, kind: SyncKind, event: HardEvent, event_id: int) -> None:
     if not isinstance(event_id, int) or not 0 <= event_id < EVENT_IDS:
         raise core.error(op, f"event id {event_id!r} outside [0, {EVENT_IDS})")
     src, dst = event.value
+    if src not in core.kind.pipes or dst not in core.kind.pipes:
+        raise core.error(op, f"HardEvent.{event.name} joins PIPE_{src.name} and PIPE_{dst.name}, but an {core.kind.name} "
+                             f"core's pipes are {', '.join(f'PIPE_{p.name}' for p in core.kind.pipes)} "
+                             "(核内同步能力概述.md 表1)")
     core.record(op, src if kind is SyncKind.SET else dst, sync=Sync(kind, src, dst, ("flag", event.name, event_id)))
 
 

@@ -26,17 +26,15 @@ def _scalar(op: str):
 
 
 def get_sub_block_idx() -> int:
-    """``GetSubBlockIdx``: index of this AIV inside its AI Core. fusekit launches vector-only kernels
-    (KERNEL_TYPE_AIV_ONLY), where each AIV is its own sub-block: always 0 (int64)."""
-    _scalar("get_sub_block_idx")
-    return number(0, dtypes.int64)
+    """``GetSubBlockIdx``: index of this core among the cores of its kind in its logical AI Core: 0 or 1 for the
+    two AIVs of a MIX_AIC_1_2 kernel, else 0 (GetSubBlockIdx(ISASI).md). int64."""
+    return number(_scalar("get_sub_block_idx").place.sub_block, dtypes.int64)
 
 
 def get_sub_block_num() -> int:
-    """``GetSubBlockNum``: AIVs per logical AI Core; 1 for a vector-only kernel (GetSubBlockNum(ISASI).md,
-    表2, KERNEL_TYPE_AIV_ONLY). uint64 as pyasc types it."""
-    _scalar("get_sub_block_num")
-    return number(1, dtypes.uint64)
+    """``GetSubBlockNum``: cores of this core's kind per logical AI Core: 2 on an AIV of MIX_AIC_1_2, else 1
+    (GetSubBlockNum(ISASI).md, 表2). uint64 as pyasc types it."""
+    return number(_scalar("get_sub_block_num").place.ratio, dtypes.uint64)
 
 
 def get_data_block_size_in_bytes() -> int:
@@ -144,18 +142,45 @@ def scalar_cast(value_in: float, dtype, round_mode) -> "int | float":
 ONE_BLK_SIZE = DATA_BLOCK_BYTES  # pyasc core/properties.py: ``::AscendC::ONE_BLK_SIZE``, one 32 B block
 
 
+class Property:
+    """A constant of Ascend C's headers that pyasc reads with ``asc.property(...)`` (core/properties.py): its name
+    and its value on the running core's SoC."""
+
+    def __init__(self, name: str, value):
+        self.name, self.value = name, value
+
+    def __repr__(self) -> str:
+        return f"asc.{self.name}"
+
+
+DEFAULT_C0_SIZE = Property("DEFAULT_C0_SIZE", lambda soc: 32)  # bytes of one fractal row (kernel_utils_constants.h)
+TOTAL_L1_SIZE = Property("TOTAL_L1_SIZE", lambda soc: soc.l1_bytes)      # fusekit.soc SoC.l1_bytes
+TOTAL_L0C_SIZE = Property("TOTAL_L0C_SIZE", lambda soc: soc.l0c_bytes)   # fusekit.soc SoC.l0c_bytes
+
+
+def property(prop) -> int:  # noqa: A001 - pyasc's name
+    """``asc.property(asc.TOTAL_L1_SIZE)``: the constant's value on this core's SoC, an int32 scalar (pyasc emits
+    the C++ constant). A plain number (``asc.ONE_BLK_SIZE``) is itself."""
+    core = current("property")
+    value = prop.value(core.soc) if isinstance(prop, Property) else prop
+    return number(int(value), dtypes.int32)
+
+
 def ascend_is_aiv() -> bool:
-    """``ASCEND_IS_AIV``: whether this code runs on a vector core (AIV). fusekit runs vector kernels
-    (KERNEL_TYPE_AIV_ONLY) on AIV cores only: always True. ``ascend_is_aic`` branches (cube work) are out of scope."""
-    _scalar("ascend_is_aiv")
-    return True
+    """``ASCEND_IS_AIV``: whether this code runs on a vector core (AIV): True in an AIV_ONLY kernel, False in an
+    AIC_ONLY one (the launch's core kind, ``fusekit.asc.runtime.core_kind``)."""
+    return _scalar("ascend_is_aiv").kind.name == "AIV"
+
+
+def ascend_is_aic() -> bool:
+    """``ASCEND_IS_AIC``: whether this code runs on a cube core (AIC), the branch of a kernel's cube work."""
+    return _scalar("ascend_is_aic").kind.name == "AIC"
 
 
 def get_task_ratio() -> int:
-    """``GetTaskRatio``: AIVs per AI Core for the kernel type; KERNEL_TYPE_AIV_ONLY on an AIV gives 1
+    """``GetTaskRatio``: cores of this core's kind per logical AI Core: 2 on an AIV of MIX_AIC_1_2, else 1
     (GetTaskRatio.md, 表1; the coupled architecture (310P) always 1). int64."""
-    _scalar("get_task_ratio")
-    return number(1, dtypes.int64)
+    return number(_scalar("get_task_ratio").place.ratio, dtypes.int64)
 
 
 def init_soc_state() -> None:

@@ -20,9 +20,25 @@ from .cache import cache_of
 from .runtime import GlobalAddress, GmArray, KernelError, current, kernel_frame
 from .lockstep.values import LaneInt, element_lanes
 from .scalar import is_integer_dtype, typed
-from fusekit.machine import position_space, space_at
+from fusekit.machine import MemSpace, position_space, space_at
 
 from .trace import Access, Pipe
+
+
+def space_of(core, op: str, pos) -> "MemSpace":
+    """The space a local tensor at TPosition ``pos`` lives in on ``core`` (``fusekit.machine.space_at``).
+
+    Raises:
+        KernelError: the position is another core kind's (A1 on an AIV core: the message names the kernel type
+            that runs the kernel on the AIC).
+    """
+    try:
+        return space_at(core.kind.name, getattr(pos, "name", None))
+    except LookupError as exc:
+        fix = ("declare the kernel @asc.jit(kernel_type=config.KernelType.AIC_ONLY) (config: asc.runtime.config) to "
+               "run it on AIC cores" if core.kind.name == "AIV" else "the AIC reads and writes GM, L1, L0A, L0B, L0C and "
+               "the bias table; vector work runs on AIV cores")
+        raise core.error(op, f"{exc}: {fix}", kind="unsupported") from None
 
 
 def _offset(key, op: str, lanes: bool = False) -> int:
@@ -245,7 +261,7 @@ class LocalTensor:
         if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0 for v in (addr, tile_size)):
             raise core.error(op, f"LocalTensor(dtype, pos, addr, tile_size) needs a byte address >= 0 and a length >= 0, "
                                  f"got addr={addr!r}, tile_size={tile_size!r}")
-        space = space_at(core.kind.name, getattr(pos, "name", None))
+        space = space_of(core, op, pos)
         if addr + tile_size * dtype.sizeof() > space.size(core.soc):
             raise core.error(op, f"LocalTensor at {space.name} byte {addr} with {tile_size} x {dtype.name} ends past the "
                                  f"{space.size(core.soc)} B of {space.name}", kind="ub-overflow")

@@ -156,12 +156,14 @@ class GmBuffer:
 
 @dataclass
 class Trace:
-    """Instructions of one launch, ``cores[i]`` in program order of block ``i``.
+    """Instructions of one launch, ``cores[i]`` in program order of core ``i`` (block ``i``; in a mix launch the AIVs
+    come first, then the AICs: :meth:`kind_of`, :meth:`block_of`).
 
     Attributes:
         kernel: kernel function name.
         soc: SoC name.
-        block_dim: number of cores launched.
+        block_dim: the launch's block_dim: cores launched, or logical AI Cores of a mix launch (each an AIC and
+            ``ratio`` AIVs: ``len(cores)`` counts them all).
         ub_bytes: UB size of each core.
         gm: global buffers by argument name.
         cores: per-core instruction lists.
@@ -178,6 +180,11 @@ class Trace:
         executor: which executor ran the launch: ``"lockstep"`` (the default: cores that follow one instruction
             stream run as one group, ``fusekit.asc.lockstep``) or ``"reference"`` (one core after another in block
             order). Not compared: both give the same Trace.
+        core_kind: the kind of the launch's cores (``"AIV"``; ``"AIC"`` for a kernel of kernel type AIC_ONLY,
+            ``fusekit.machine.cores``); the first kind of a mix launch.
+        kinds: per core, its kind, in a mix launch (empty otherwise: every core is ``core_kind``).
+        workspaces: GM buffers the kernel gave an API as its scratch (the Matmul's workspace): not outputs, so the
+            sanitizer does not ask that all their bytes be written.
         fallback: why the launch ran on the reference executor ("" when it did not), e.g.
             ``"FUSEKIT_EXECUTOR=reference"`` or the instruction the lockstep executor does not run.
     """
@@ -194,6 +201,23 @@ class Trace:
     end_state: list = field(default_factory=list)
     executor: str = field(default="reference", compare=False)
     fallback: str = field(default="", compare=False)
+    core_kind: str = "AIV"
+    kinds: tuple[str, ...] = ()
+    workspaces: frozenset = frozenset()
+
+    def kind_of(self, core: int) -> str:
+        """The kind of core ``core`` (``"AIV"``, ``"AIC"``)."""
+        return self.kinds[core] if self.kinds else self.core_kind
+
+    def block_of(self, core: int) -> int:
+        """Core ``core``'s GetBlockIdx: its position among the cores of its kind (AIV_ONLY, AIC_ONLY: ``core``)."""
+        kind = self.kind_of(core)
+        return sum(1 for k in self.kinds[:core] if k == kind) if self.kinds else core
+
+    def core_label(self, core: int) -> str:
+        """How msprof and the messages name core ``core``: ``aiv(3)``, ``aic(3)`` (its kind and GetBlockIdx,
+        ``fusekit.machine.cores``)."""
+        return f"{self.kind_of(core).lower()}({self.block_of(core)})"
 
     def cores_later(self, build: Callable[[], list[list[Instr]]]) -> None:
         """Have :attr:`cores` made by ``build()`` when it is first read (the lockstep executor builds every core's

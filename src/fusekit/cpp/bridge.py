@@ -121,10 +121,21 @@ def _site(file: bytes, line: int) -> ForeignSite:
     return ForeignSite(file.decode(), line)
 
 
+# fusekit.asc.tensor's check of a GlobalTensor with no buffer, and what it means in a C++ kernel
+_UNSET = "GlobalTensor used before set_global_buffer(addr, size)"
+_UNSET_CPP = ("a GlobalTensor without a buffer: SetGlobalBuffer was not called on it, or was given nullptr (a launch "
+              "argument left out); set it to GM the launch passes before this call")
+
+
 def _in_cpp_terms(exc: BaseException, cpp: str) -> BaseException:
     """A KernelError of call ``cpp`` names it as the C++ source wrote it (``Muls``, not pyasc's ``muls``)."""
     cpp = cpp.partition("@")[0]
-    if isinstance(exc, KernelError) and exc.op == python_name(cpp) and not cpp.startswith("fusekit."):
+    if not isinstance(exc, KernelError) or cpp.startswith("fusekit."):
+        return exc
+    if exc.detail == _UNSET:  # raised by the tensor (op "dtype", "GlobalTensor[]" ...): the call is the C++ one
+        exc.args = (cpp + exc.args[0][len(exc.op):].replace(_UNSET, _UNSET_CPP),) + exc.args[1:]
+        exc.op, exc.detail = cpp, _UNSET_CPP
+    elif exc.op == python_name(cpp):
         exc.op = cpp
         exc.args = (cpp + exc.args[0][len(python_name(cpp)):],) + exc.args[1:]
     return exc
@@ -139,8 +150,8 @@ def _name(address: int) -> str | None:
 def _decode(kind: int, size: int, i: int, f: float, s: int, p: int):
     if kind == ARG_OBJECT:
         return _object(i)
-    if kind == ARG_INT:
-        return bool(i) if _name(s) == "bool" else i
+    if kind == ARG_INT:  # size: the C++ type's bytes, negative for a signed one (a uint64 past 2^63 as it is)
+        return bool(i) if _name(s) == "bool" else i & (2 ** 64 - 1) if size == 8 else i
     if kind == ARG_FLOAT:
         return f
     if kind == ARG_ADDRESS:
@@ -215,6 +226,8 @@ def _not_simulated(what: str) -> KernelError:
 
 def _set_global_buffer(tensor, pointer: Pointer, size: int | None = None):
     tensor = asc.GlobalTensor() if tensor is None else tensor
+    if pointer.address == 0:  # nullptr, an input the launch leaves out (asc-devkit's data_copy_gm2l1 sets its unused
+        return tensor         # bias so): legal on the NPU until read; the tensor stays unset, and a use is refused
     tensor.set_global_buffer(pointer_at(pointer, _error), size)
     return tensor
 
@@ -238,6 +251,7 @@ CONSTRUCTORS: dict[str, Callable] = {
     "TQueBind": lambda src, dst, depth: asc.TQueBind(src, dst, depth),
     "TBuf": lambda position: asc.TBuf(position),
     "LocalMemAllocator": lambda hardware: asc.LocalMemAllocator(hardware),
+    "LocalTensor": lambda dtype, position, addr, tile_size: asc.LocalTensor(dtype, position, addr, tile_size),
 }
 FUNCTIONS: dict[str, Callable] = {
     "printf": _printf,
@@ -297,6 +311,9 @@ def _host_call(name: str, values: list):
                      "(GM is reached through a GlobalTensor); fusekit's process goes on")
     if name == "fusekit.assert":
         raise _error("ASSERT", f"the kernel's assertion {values[0]} is false")
+    if name == "fusekit.unsupported":  # a documented option the headers take but the simulator does not run
+        call, why = values
+        raise _error(call, why, kind="unsupported")
     if host is None:
         what = "a kernel launch" if name == "fusekit.launch" else name.removeprefix("fusekit.acl.")
         raise _error(what, f"{what} outside a host program run by fusekit: run the program with fusekit run FILE.asc")

@@ -124,7 +124,7 @@ def _run(command: list[str], stdin: str) -> str:
 
 
 _UNDECLARED = re.compile(r"'(?:AscendC::)?(\w+)' is not a member of 'AscendC'|"
-                         r"'(?:const )?class AscendC::(\w+)(?:<[^']*>)?' has no member named '(\w+)'|"
+                         r"'(?:const )?(?:class|struct) AscendC::(\w+)(?:<[^']*>)?' has no member named '(\w+)'|"
                          r"'([A-Z]\w*[a-z]\w*)' was not declared in this scope")
 # the usual mistakes in Ascend C code, and their fix, by the compiler message they cause
 _HINTS = (

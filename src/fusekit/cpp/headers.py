@@ -4,8 +4,8 @@
 passes (its members in the Python enum's order, so a member travels as its index) and one forwarding template per
 vector instruction of the registry (:data:`fusekit.asc.basic.API`) and per data move: the C++ spelling of
 the pyasc name (``add`` -> ``Add``, ``bitwise_and`` -> ``And``). The bridge (:mod:`fusekit.cpp.bridge`) maps the
-C++ name back. Regenerate with ``python -m fusekit.cpp.headers``; ``tests/cpp/test_headers.py`` fails when the file
-is stale.
+C++ name back. Regenerate with ``python -m fusekit.cpp.headers``; ``tests/cpp/test_cpp_headers.py`` fails when the
+file is stale. The cube unit's calls and structs are written by hand in ``include/fusekit/cube.h``.
 """
 
 from __future__ import annotations
@@ -23,14 +23,15 @@ from .bridge import CPP_NAMES
 
 GENERATED = Path(__file__).with_name("include") / "fusekit" / "generated.h"
 
-# enums: the fusekit.asc class, its C++ name and whether C++ scopes it (pipe_t is a plain enum: PIPE_V)
+# enums: the fusekit.asc class, its C++ name and whether C++ scopes it (pipe_t and Fixpipe's QuantMode_t are plain
+# enums at global scope: PIPE_V, QuantMode_t::F322F16 as asc-devkit's samples write them)
 ENUMS = (("TPosition", "TPosition", True), ("HardEvent", "HardEvent", True), ("PipeID", "pipe_t", False),
          ("RoundMode", "RoundMode", True), ("CMPMODE", "CMPMODE", True), ("SelMode", "SELMODE", True),
          ("ReduceOrder", "ReduceOrder", True), ("MaskMode", "MaskMode", True), ("TransposeType", "TransposeType", True),
          ("CacheMode", "CacheMode", True), ("CacheRwMode", "CacheRwMode", True), ("DataFormat", "DataFormat", True),
          ("BlockMode", "BlockMode", True), ("DeqScale", "DeqScale", True), ("AtomicDtype", "AtomicDtype", True),
          ("DcciDst", "DcciDst", True), ("CacheLine", "CacheLine", True), ("MemDsbT", "MemDsbT", True),
-         ("Hardware", "Hardware", True))
+         ("Hardware", "Hardware", True), ("QuantModes", "QuantMode_t", False), ("CO2Layout", "CO2Layout", True))
 # the calls whose first argument is not a tensor: declared by hand in kernel_operator.h
 NOT_TENSOR_FIRST = {"set_deq_scale", "get_sort_len", "get_sort_offset", "get_gather_mask_remain_count",
                     "set_vector_mask", "reset_mask", "set_mask_count", "set_mask_norm", "get_mrg_sort_result"}

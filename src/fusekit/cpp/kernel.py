@@ -10,6 +10,7 @@ compiled function once (the kernel's scalar code is native); every Ascend C call
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import inspect
 from pathlib import Path
 
@@ -53,7 +54,12 @@ class CppKernel(KernelFunction):
             [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                annotation="GM_ADDR" if t == "gm" else t) for p, t in self.types.items()])
         body.__module__ = __name__
-        super().__init__(body)
+        # the kernel type the source declares (glue.py: __cube__, __mix__(c, v), KERNEL_TASK_TYPE_DEFAULT), under
+        # the option a pyasc kernel gives it (@asc.jit(kernel_type=...)), which fusekit.asc.runtime plans the
+        # launch's cores by: the same AIC, AIV or mix launch, and the same refusals, as a pyasc kernel's
+        super().__init__(body, {"kernel_type": decl.kernel_type})
+        if decl.declared:  # how the launch's messages name it (fusekit.asc.runtime.core_plan)
+            self.kernel_type_source = f"{decl.declared} kernel {decl.name} ({library.path.name}:{decl.line})"
 
     def argument(self, name: str, value, kind: str = ""):
         """A launch argument for parameter ``name`` (see the class docstring).
@@ -124,7 +130,7 @@ class Library:
         self.path, self.defines = Path(path), dict(defines or {})
         text = _read(self.path) if source is None else source
         self.soc = get_soc(soc)
-        defines = {**arch_defines(self.soc), **self.defines, "__global__": glue.MARKER}
+        defines = {**arch_defines(self.soc), **self.defines, **glue.DEFINES}
         self.build = compiler.build(glue.unit(text, str(self.path.resolve()), prelude), self.path.resolve().parent,
                                     defines, finish=glue.finish)
         self.dll = ctypes.CDLL(str(self.build.path))
@@ -153,7 +159,7 @@ class Library:
                 raise KeyError(f"{self.path.name} launches {name}, a __global__ function fusekit did not find in "
                                "it or in the files it includes from its folder")
             run = _ENTRY(entry)
-            self._instances[kernel] = CppKernel(self, glue.KernelDecl(name, base.params, base.line),
+            self._instances[kernel] = CppKernel(self, dataclasses.replace(base, name=name, template=False),
                                                 types.split(",") if types else [], lambda args: run(kernel, args))
         return self._instances[kernel]
 
@@ -185,9 +191,10 @@ def load(path: "str | Path", defines: dict[str, str] | None = None, *, soc=None,
 
 
 def _decl(item: str) -> glue.KernelDecl:
-    """A kernel as the glue's fusekit_kernels() lists it: name:param,param:template:line."""
-    name, params, template, line = item.split(":")
-    return glue.KernelDecl(name, tuple(p for p in params.split(",") if p), int(line), template == "1")
+    """A kernel as the glue's fusekit_kernels() lists it: name:param,param:template:line:kernel type:declared."""
+    name, params, template, line, kernel_type, declared = item.split(":")
+    return glue.KernelDecl(name, tuple(p for p in params.split(",") if p), int(line), template == "1", kernel_type,
+                           declared)
 
 
 def _read(path: Path) -> str:

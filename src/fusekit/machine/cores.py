@@ -1,16 +1,16 @@
 """Core kinds, as a table: which memory spaces and pipes a core of each kind has.
 
-Every core fusekit simulates today is an AIV (vector) core: its local space is the UB and its
-pipes are S, V, MTE2 and MTE3 (AD-G 编程模型/抽象硬件架构.md; AD-API 核内同步能力概述.md). The cube
-core (AIC: L1, L0A, L0B, L0C, BT, FB; pipes S, MTE1, MTE2, M, FIX) and the mix groups of one AIC with
-two AIVs are rows of the same shape.
+The AIV (vector core): local space the UB, pipes S, V, MTE2 and MTE3 (AD-G 编程模型/抽象硬件架构.md; AD-API
+核内同步能力概述.md). The AIC (cube core) of the separated architecture (arch 2201): L1, L0A, L0B, L0C and the bias
+table, pipes S, MTE1, MTE2, M and FIX; it has no UB, and AIC and AIV exchange data through GM (AD-G 架构规格/
+NPU架构版本2201.md). One AI Core on Atlas A2/A3 is one AIC and two AIVs (AD-G 基本架构.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .pipes import PIPES, Pipe, PipeSpec
+from .pipes import Pipe, PipeSpec
 from .spaces import MemSpace, local_spaces
 
 
@@ -43,7 +43,11 @@ class CoreKind:
         return local_spaces(self.name)
 
 
-AIV = CoreKind("AIV", PIPES, "AD-G 抽象硬件架构.md; AD-API 核内同步能力概述.md (the vector core's pipes); PROF "
-               "PipeUtilization.csv (its column order)", (Pipe.V, Pipe.S, Pipe.MTE2, Pipe.MTE3))
+AIV = CoreKind("AIV", (Pipe.S, Pipe.V, Pipe.MTE2, Pipe.MTE3), "AD-G 抽象硬件架构.md; AD-API 核内同步能力概述.md (the "
+               "vector core's pipes); PROF PipeUtilization.csv (its column order)",
+               (Pipe.V, Pipe.S, Pipe.MTE2, Pipe.MTE3))
+AIC = CoreKind("AIC", (Pipe.S, Pipe.MTE2, Pipe.MTE1, Pipe.M, Pipe.FIX), "AD-G 基本架构.md (the AIC holds Cube, Scalar, "
+               "MTE1, MTE2, FixPipe); AD matmul_high_performance/README.md (the aic_mac, aic_scalar, aic_mte1, aic_mte2, "
+               "aic_fixpipe columns, in that order)", (Pipe.M, Pipe.S, Pipe.MTE1, Pipe.MTE2, Pipe.FIX))
 
-CORE_KINDS: dict[str, CoreKind] = {AIV.name: AIV}
+CORE_KINDS: dict[str, CoreKind] = {kind.name: kind for kind in (AIV, AIC)}

@@ -7,8 +7,10 @@ that lists them; a form whose meaning depends on the direction (``data_copy_pad`
 way in, exact bytes on the way out) has one handler per path, registered with :func:`copy_handler`.
 Facts: AD-API DataCopy（GM与UB连续数据搬运）.md ("GM -> UB runs on MTE2, UB -> GM on MTE3"; UB -> UB on V:
 DataCopy（UBToUB高维切分数据搬运）.md), DataCopyPad（GMToUB非对齐数据搬运）.md / （UBToGM…）.md, DataCopy（GM与UB
-切片数据搬运）.md, SetAtomicAdd.md (store atomics act on UB -> GM copies). The cube side's GM -> L1 (MTE2),
-L1 -> L0A / L0B (MTE1) and L0C -> GM / L1 (FIX) are rows of the same shape.
+切片数据搬运）.md, SetAtomicAdd.md (store atomics act on UB -> GM copies). The AIC's paths (``docs/cube.md``, "Data path and buffers":
+HW/基本架构.md 表2, 矩阵计算的搬入/总体说明.md): GM -> L1 on MTE2 (the count and DataCopyParams forms move bytes as
+they are; ``ND2NZ`` reorders), L1 -> L0A / L0B on MTE1 (``load_data``'s fractal copies, ``LOAD2D``), L1 -> BT on
+MTE1 (the bias table; f16 widens to f32), L0C -> GM and L0C -> L1 on FIX (``fixpipe``, ``FIXPIPE``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ COUNT = "count"    # data_copy(dst, src, count)
 BLOCKS = "blocks"  # data_copy(dst, src, DataCopyParams[, DataCopyEnhancedParams])
 SLICE = "slice"    # data_copy(dst, src, slice_list1, slice_list2, dim_value)
 PAD = "pad"        # data_copy_pad(dst, src, DataCopyExtParams, ...): one handler per path
+ND2NZ = "nd2nz"    # data_copy(dst, src, Nd2NzParams): ND rows into NZ fractals (fusekit.asc.cube.layout)
+LOAD2D = "load2d"  # load_data(dst, src, LoadData2DParams): whole 512 B fractals
+FIXPIPE = "fixpipe"  # fixpipe(dst, src, FixpipeParamsV220[, ...]): L0C out, NZ or ND, cast / quantise / ReLU
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,14 @@ PATHS: dict[tuple[MemSpace, MemSpace], DataPath] = {(p.src, p.dst): p for p in (
     DataPath(Mem.GM, Mem.UB, Pipe.MTE2, frozenset({COUNT, BLOCKS, SLICE, PAD}), False, _COPY_PAGES),
     DataPath(Mem.UB, Mem.GM, Pipe.MTE3, frozenset({COUNT, BLOCKS, SLICE, PAD}), True, _COPY_PAGES + "; SetAtomicAdd.md"),
     DataPath(Mem.UB, Mem.UB, Pipe.V, frozenset({COUNT, BLOCKS}), False, "AD-API DataCopy（UBToUB高维切分数据搬运）.md"),
+    DataPath(Mem.GM, Mem.L1, Pipe.MTE2, frozenset({COUNT, BLOCKS, ND2NZ}), False,
+             "AD-API 矩阵计算的搬入/总体说明.md; DataCopy（GMToL1随路转换-ND2NZ搬运）.md"),
+    DataPath(Mem.L1, Mem.L0A, Pipe.MTE1, frozenset({LOAD2D}), False, "AD-API LoadData_2D.md (PIPE_MTE1 from L1)"),
+    DataPath(Mem.L1, Mem.L0B, Pipe.MTE1, frozenset({LOAD2D}), False, "AD-API LoadData_2D.md (PIPE_MTE1 from L1)"),
+    DataPath(Mem.L1, Mem.BT, Pipe.MTE1, frozenset({COUNT, BLOCKS}), False,
+             "AD-API DataCopy（L1ToBiasTable-Buffer数据搬运）.md; HW/基本架构.md 表2 (MTE1: L1 -> BT)"),
+    DataPath(Mem.L0C, Mem.GM, Pipe.FIX, frozenset({FIXPIPE}), False, "AD-API Fixpipe（L0C到GM数据搬运）.md"),
+    DataPath(Mem.L0C, Mem.L1, Pipe.FIX, frozenset({FIXPIPE}), False, "AD-G 基本架构.md (L0C -> FixPipe -> L1)"),
 )}
 
 # (source, destination, form) -> the function that runs that form on that path (only direction-dependent forms)

@@ -1,11 +1,12 @@
-"""The instruction pipes of a core, as a table: ``Pipe.S``, ``Pipe.V``, ``Pipe.MTE2``, ``Pipe.MTE3``.
+"""The instruction pipes of the cores, as a table: ``Pipe.S``, ``Pipe.V``, ``Pipe.MTE2``, ``Pipe.MTE3`` (the AIV's,
+with S and MTE2 shared by name with the AIC) and ``Pipe.MTE1``, ``Pipe.M``, ``Pipe.FIX`` (the AIC's).
 
 A pipe is an in-order instruction queue with its own execution unit; the pipes of a core run
 concurrently, and the scalar unit issues every instruction into its pipe (AD-API
 核内同步能力概述.md; AD-G 编程指南/高级编程/硬件实现/基本架构.md, "典型的指令流"). Everything that
 iterates over pipes (the happens-before clocks of ``fusekit.hb``, the timing model's tracks,
-``PipeID`` and ``HardEvent`` of ``fusekit.asc.sync``) reads :data:`PIPES`, so a cube pipe (MTE1, M,
-FIX) is one more row here.
+``PipeID`` and ``HardEvent`` of ``fusekit.asc.sync``) reads :data:`PIPES`; which of them a core has is its
+kind's row (``fusekit.machine.cores``).
 """
 
 from __future__ import annotations
@@ -58,17 +59,24 @@ _SYNC_PAGE = "AD-API 核内同步能力概述.md; AD-G 基本架构.md"
 
 
 class Pipe:
-    """The pipes of an AIV core (the table's rows by name)."""
+    """The pipes (the table's rows by name)."""
 
     S = PipeSpec("S", "scalar unit: address arithmetic, get_value / set_value; issues every instruction",
                  Ordering.ALWAYS, "scalar", _SYNC_PAGE)
     V = PipeSpec("V", "vector unit", Ordering.AUTO_SYNC, "vec", _SYNC_PAGE)
     MTE2 = PipeSpec("MTE2", "memory transfer engine: GM -> UB", Ordering.NEVER, "mte2", _SYNC_PAGE)
     MTE3 = PipeSpec("MTE3", "memory transfer engine: UB -> GM", Ordering.NEVER, "mte3", _SYNC_PAGE)
+    # the AIC's (cube core's) pipes: 核内同步能力概述.md 表1 (PIPE_M "矩阵计算流水", PIPE_MTE1 "L1 -> L0A/L0B",
+    # PIPE_FIX "L0C -> GM / L1"); their msprof stems are the aic_mac / aic_mte1 / aic_fixpipe columns (AD
+    # examples/01_simd_cpp_api/05_best_practices/01_matrix_compute/matmul_high_performance/README.md)
+    MTE1 = PipeSpec("MTE1", "memory transfer engine: L1 -> L0A / L0B / BT", Ordering.NEVER, "mte1", _SYNC_PAGE)
+    M = PipeSpec("M", "cube unit: Mmad into L0C", Ordering.NEVER, "mac", _SYNC_PAGE)
+    FIX = PipeSpec("FIX", "fixpipe: L0C -> GM / L1, with casts, quantisation and ReLU", Ordering.NEVER, "fixpipe",
+                   _SYNC_PAGE)
 
 
 # the table, in the order of the happens-before clocks' components and the timing model's tracks
-PIPES: tuple[PipeSpec, ...] = (Pipe.S, Pipe.V, Pipe.MTE2, Pipe.MTE3)
+PIPES: tuple[PipeSpec, ...] = (Pipe.S, Pipe.V, Pipe.MTE2, Pipe.MTE3, Pipe.MTE1, Pipe.M, Pipe.FIX)
 
 
 def pipe_named(name: str) -> PipeSpec:

@@ -1,5 +1,5 @@
-"""The memory spaces, as a table: ``Mem.GM`` (the chip's global memory) and ``Mem.UB`` (each AIV core's
-Unified Buffer).
+"""The memory spaces, as a table: ``Mem.GM`` (the chip's global memory), ``Mem.UB`` (each AIV core's
+Unified Buffer) and the AIC's (cube core's) L1, L0A, L0B, L0C and BT (bias table).
 
 A space's row says what the rest of fusekit needs to know about it, so that nothing branches on a
 space's name: whether it is global (one buffer per kernel argument, shared by every core) or local
@@ -9,8 +9,14 @@ kind that holds it; whether the scalar unit's data cache sits in front of it. Th
 memory by scope (``fusekit.sanitizer.scan``), a ``LocalTensor`` reads and writes the arena of its space
 (``fusekit.asc.tensor``), and the data paths (``fusekit.machine.paths``) join spaces. A rule that the
 documents state for one space only (the UB's bank groups, the UB scratch of ``select``) names that space
-through :func:`space_named`, with the rule's page beside it. The cube side's L1, L0A, L0B, L0C, BT and FB are rows of the
-same shape (owned by the AIC core kind).
+through :func:`space_named`, with the rule's page beside it.
+
+The AIC's spaces and their TPositions (AD-API 通用说明和约束.md 表1; ``docs/cube.md``, "Data path and buffers"): L1 holds A1 / B1 / C1,
+L0A A2, L0B B2, L0C CO1 and the bias table C2; operands align to 32 B in L1, 512 B (one fractal) in L0A / L0B,
+64 B in L0C and BT (NPU架构版本2201.md). Where the sources disagree on L0C (Mmad.md asks 1024 B of Mmad's dst),
+fusekit takes the architecture page's 64 B, the alignment of every other L0C operand (Fixpipe's src); a Mmad
+into an L0C tensor off a 1024 B boundary is accepted. The Fixpipe buffer (FB) has no TPosition in pyasc;
+Fixpipe's quantisation vectors are read from L1 (``fusekit.asc.cube``).
 """
 
 from __future__ import annotations
@@ -77,7 +83,7 @@ class MemSpace(Row):
 
 
 class Mem:
-    """The memory spaces of an AIV kernel (the table's rows by name)."""
+    """The memory spaces (the table's rows by name)."""
 
     GM = MemSpace("GM", Scope.GLOBAL, None, 1, ("GM",), None,
                   "AD-G 编程模型/抽象硬件架构.md (Global Memory, shared by every core); any element address; "
@@ -85,10 +91,22 @@ class Mem:
     UB = MemSpace("UB", Scope.LOCAL, "ub_bytes", 32, ("VECIN", "VECOUT", "VECCALC"), "AIV",
                   "AD-API 通用说明和约束.md (UB operands start on a 32 B boundary); AD-API TPosition "
                   "(VECIN / VECOUT / VECCALC are UB); size: fusekit.soc SoC.ub_bytes")
+    L1 = MemSpace("L1", Scope.LOCAL, "l1_bytes", 32, ("A1", "B1", "C1"), "AIC",
+                  "AD-API TPosition (A1 / B1 / C1 are L1); 32 B: NPU架构版本2201.md; size: fusekit.soc SoC.l1_bytes")
+    L0A = MemSpace("L0A", Scope.LOCAL, "l0a_bytes", 512, ("A2",), "AIC",
+                   "AD-API TPosition (A2 is L0A); 512 B fractal alignment: NPU架构版本2201.md, Mmad.md 表3")
+    L0B = MemSpace("L0B", Scope.LOCAL, "l0b_bytes", 512, ("B2",), "AIC",
+                   "AD-API TPosition (B2 is L0B); 512 B fractal alignment: NPU架构版本2201.md, Mmad.md 表3")
+    L0C = MemSpace("L0C", Scope.LOCAL, "l0c_bytes", 64, ("CO1",), "AIC",
+                   "AD-API TPosition (CO1 is L0C); 64 B: NPU架构版本2201.md (Mmad.md's 1024 B for Mmad's dst is not "
+                   "enforced, module docstring)")
+    BT = MemSpace("BT", Scope.LOCAL, "bt_bytes", 64, ("C2",), "AIC",
+                  "AD-API TPosition (C2 is the bias table on arch 2201); 64 B: NPU架构版本2201.md, Mmad.md 表3")
 
 
 # the table by name; a new space is one more row (tests add rows to it)
-SPACES: dict[str, MemSpace] = {space.name: space for space in (Mem.GM, Mem.UB)}
+SPACES: dict[str, MemSpace] = {space.name: space for space in (Mem.GM, Mem.UB, Mem.L1, Mem.L0A, Mem.L0B, Mem.L0C,
+                                                                Mem.BT)}
 
 
 def space_named(name: str) -> MemSpace:
@@ -124,12 +142,19 @@ def position_space(position: str) -> MemSpace:
 def space_at(kind: str, position: "str | None") -> MemSpace:
     """The space a tensor at TPosition ``position`` (its name) lives in on a core of ``kind``.
 
-    A position none of the core's spaces lists (the cube side's A1 / B1 / CO1 ... on an AIV core, where
-    fusekit accepts them as pyasc does) and no position at all give the core's first local space, the
-    UB on an AIV core, as before the table existed.
+    No position, or one no space lists (``TPosition.MAX``), gives the core's first local space (the UB on an AIV
+    core, L1 on an AIC).
+
+    Raises:
+        LookupError: the position is in a space another core kind owns (A1 on an AIV core, VECIN on an AIC); the
+            message names both kinds.
     """
     spaces = local_spaces(kind)
     for space in spaces:
         if position in space.positions:
             return space
+    for space in SPACES.values():
+        if position in space.positions and space.is_local:
+            raise LookupError(f"TPosition.{position} is the {space.owner}'s {space.name}, which an {kind} core does "
+                              "not have")
     return spaces[0]

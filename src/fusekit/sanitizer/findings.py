@@ -116,25 +116,28 @@ class Report:
         from fusekit.asc.autosync import summary  # syncs placed for LocalTensorAuto (pyasc's insert_sync)
         auto = summary(self.trace)
         notes += ["automatic syncs inserted (LocalTensorAuto):", *auto] if auto else []
+        kinds = getattr(self.trace, "kinds", ())
+        where = (f"{self.block_dim} AI Core(s) ({len(kinds)} cores)" if kinds else f"{self.block_dim} core(s)")
         if self.ok:
-            return "\n".join([f"{self.kernel} on {self.block_dim} core(s): no findings"] + notes)
-        lines = [f"{self.kernel} on {self.block_dim} core(s): {len(self.findings)} finding(s)"] + notes
+            return "\n".join([f"{self.kernel} on {where}: no findings"] + notes)
+        lines = [f"{self.kernel} on {where}: {len(self.findings)} finding(s)"] + notes
+        label = self.trace.core_label if self.trace is not None else (lambda core: f"aiv({core})")
         for tool in TOOLS:
             group = self.by_tool(tool)
             if group:
                 lines.append(f"{tool}: {len(group)}")
-                lines.extend(_describe(f) for f in group)
+                lines.extend(_describe(f, label) for f in group)
         if self.replay:
             lines.append("race replay (a legal order on the NPU):")
             lines.extend(f"  {name}: {text}" for name, text in self.replay.items())
         return "\n".join(lines)
 
 
-def _describe(f: Finding) -> str:
+def _describe(f: Finding, label) -> str:
     where = ""
     if f.mem:
         where = f" {f.mem} {f.buffer if f.mem == 'GM' else ''}".rstrip() + f" bytes [{f.start}, {f.stop}) ({f.size} B)"
-    cores = ", ".join(f"aiv({c})" for c in f.cores)
+    cores = ", ".join(label(c) for c in f.cores)
     pipes = " -> ".join(f"PIPE_{p}" for p in f.pipes)
     times = f", x{f.count}" if f.count > 1 else ""
     tensor = f" ({f.tensor})" if f.tensor and f.tensor != f.buffer else ""

@@ -149,7 +149,8 @@ def block_overlaps(trace: Trace, orders: list[CoreOrder]) -> list[Finding]:
                     shared = (lo * BLOCK, (min(hi, other[1]) + 1) * BLOCK)
                     findings[key] = Finding(
                         "memcheck", "overlapping block write",
-                        f"aiv({first.core}) and aiv({core}) write the same 32-byte GM block(s) of {buffer}: GM moves "
+                        f"{trace.core_label(first.core)} and {trace.core_label(core)} write the same 32-byte GM block(s) of "
+                        f"{buffer}: GM moves "
                         "in whole 32 B blocks, so one core's write can clobber the other's. Give each core a range "
                         "that is a multiple of 32 B (align block_length)", "GM", buffer, *shared,
                         (first.core, core), (first.pipe.value, instr.pipe.value), (first.where, instr.where),

@@ -16,8 +16,9 @@ and, at the end, output GM bytes that no core wrote at all (the host would read 
 
 from __future__ import annotations
 
+from fusekit.asc.kinds import properties
 from fusekit.asc.sync import HardEvent
-from fusekit.asc.trace import Access, Trace
+from fusekit.asc.trace import Access, Pipe, Trace
 from fusekit.hb import CoreOrder, before_across, program_order
 from fusekit.machine import Ordering
 
@@ -57,7 +58,8 @@ class _Scan:
                 self._write(me, acc, DEFINED)
             for acc in instr.undefined:
                 self._write(me, acc, UNDEFINED)
-        for name in sorted(set(self.gm_written) | self.declared if outputs is None else self.declared):
+        written = set(self.gm_written) - set(getattr(self.trace, "workspaces", ()))  # an API scratch is no output
+        for name in sorted(written | self.declared if outputs is None else self.declared):
             self._never_written(name)
         pairs = list(dict.fromkeys((first, second) for (_, first, second, _) in self.races))
         lost = [self._lost_finding(first, second, f) for (first, second), f in self.lost.items()]
@@ -92,7 +94,7 @@ class _Scan:
             for w in seg.atomics:  # the other unordered atomic writes into these bytes
                 if not self._ordered(w, me) and not self._commutes(w, acc):
                     self._race("RAW", w, me, acc, start, stop)
-            if seg.state != DEFINED:
+            if seg.state != DEFINED and not properties(self._instr(me)).moves_padding:
                 self._uninitialized(me, acc, seg, start, stop)
             seg.readers = [r for r in seg.readers if not self._ordered(r, me)] + [me]
 
@@ -136,7 +138,7 @@ class _Scan:
             return
         a, b = self._instr(first), self._instr(second)
         self.races[key] = Finding(
-            "racecheck", kind, _race_message(kind, a, b), acc.mem.value, acc.buffer, start, stop,
+            "racecheck", kind, _race_message(kind, a, b, self.trace.core_label), acc.mem.value, acc.buffer, start, stop,
             tuple(dict.fromkeys((a.core, b.core))), (a.pipe.value, b.pipe.value), (a.where, b.where), (a.op, b.op),
             acc.tensor)
 
@@ -215,11 +217,16 @@ def _placement(tensor: str) -> str:
     return tensor.split("[", 1)[0]
 
 
-def _race_message(kind: str, a, b) -> str:
+def _race_message(kind: str, a, b, label) -> str:
     verb = {"RAW": ("writes", "reads"), "WAR": ("reads", "writes"), "WAW": ("writes", "writes")}[kind]
     if a.core != b.core:
-        return (f"aiv({a.core}) {verb[0]} and aiv({b.core}) {verb[1]} the same GM bytes with no sync_all between "
-                "them: on the NPU the cores run at the same time, so the result depends on timing")
+        return (f"{label(a.core)} {verb[0]} and {label(b.core)} {verb[1]} the same GM bytes with nothing ordering "
+                "them (a sync_all, or a cross-core flag set after the first and waited for before the second): on "
+                "the NPU the cores run at the same time, so the result depends on timing")
+    if a.pipe is b.pipe is Pipe.M:
+        return ("two Mmads on the same L0C bytes with no PipeBarrier<PIPE_M> between them: the hardware orders them "
+                "only from ceil(m/16) x ceil(n/16) >= 10 fractals (Mmad.md, 同步优化说明); put "
+                "pipe_barrier(PipeID.PIPE_M) between them")
     event = f"{a.pipe.value}_{b.pipe.value}"
     if a.pipe is b.pipe and a.pipe.ordering is Ordering.AUTO_SYNC:  # the pipe the compiler's barrier orders (V)
         return ("two dependent PIPE_V instructions with no barrier between them: the second can start before the first "

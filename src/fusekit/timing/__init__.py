@@ -53,7 +53,7 @@ from typing import Callable
 from fusekit.asc.runtime import KernelFunction, launch
 from fusekit.asc.trace import Instr, Pipe
 from fusekit.files import write_atomic
-from fusekit.machine import AIV, PATHS, PIPES
+from fusekit.machine import AIV, CORE_KINDS, PATHS, PIPES
 
 from .params import TimingParams, load
 from .schedule import CoreSchedule, LaunchSchedule, schedule
@@ -62,7 +62,7 @@ __all__ = ["NO_VALUES", "Profile", "TimingParams", "load", "profile", "predict",
 
 STUDY_NAMES = ("bank_conflict_ub", "throughput", "add", "data_copy")  # fusekit.timing.studies.STUDIES
 
-KIND = AIV  # the kind of every core fusekit simulates: its row names msprof's columns (fusekit.machine.cores)
+KIND = AIV  # the default core kind: its row names msprof's columns (fusekit.machine.cores)
 
 
 def pipe_columns(kind=KIND) -> list[tuple[object, str, str]]:
@@ -72,10 +72,16 @@ def pipe_columns(kind=KIND) -> list[tuple[object, str, str]]:
             for pipe in kind.profiled]
 
 
-TIME_COLUMN, CYCLES_COLUMN = f"{KIND.msprof_prefix}_time(us)", f"{KIND.msprof_prefix}_total_cycles"
-# msprof's, then which launch a row is
-CSV_COLUMNS = ("block_id", TIME_COLUMN, CYCLES_COLUMN,
-               *(column for _, time, ratio in pipe_columns() for column in (time, ratio)), "launch_id")
+def csv_columns(kind=KIND) -> tuple[str, ...]:
+    """msprof's PipeUtilization.csv columns for cores of ``kind`` (``aiv_time(us)`` ... / ``aic_time(us)`` ...), then
+    which launch a row is."""
+    prefix = kind.msprof_prefix
+    return ("block_id", f"{prefix}_time(us)", f"{prefix}_total_cycles",
+            *(column for _, time, ratio in pipe_columns(kind) for column in (time, ratio)), "launch_id")
+
+
+CSV_COLUMNS = csv_columns()
+TIME_COLUMN, CYCLES_COLUMN = CSV_COLUMNS[1], CSV_COLUMNS[2]
 
 
 class _NoValues:
@@ -114,53 +120,72 @@ class Profile:
         """Bytes moved between GM and UB by all cores: the records of the pipes of the data paths with a global end
         (MTE2, MTE3; ``fusekit.machine.paths``)."""
         pipes = {path.pipe for path in PATHS.values() if path.src.is_global or path.dst.is_global}
-        return sum(instr.nbytes for run in self.launches for c in range(run.trace.block_dim)
-                   for instr in run.cores[c].instrs if instr.pipe in pipes)
+        return sum(instr.nbytes for run in self.launches for sched in run.cores for instr in sched.instrs
+                   if instr.pipe in pipes)
 
     @property
     def bandwidth_gbps(self) -> float:
         """Achieved GM bandwidth over the kernel time, GB/s (compare ``params.gm_bandwidth_gbps``)."""
         return self.gm_bytes / self.kernel_time_us / 1e3 if self.kernel_time_us else 0.0
 
+    @property
+    def kind(self):
+        """The core kind of the first launch (its msprof columns head :meth:`table`; ``fusekit.machine.cores``)."""
+        return CORE_KINDS[self.launches[0].trace.core_kind] if self.launches else KIND
+
     def utilization(self) -> list[dict]:
-        """One row per core (per launch) in msprof PipeUtilization.csv's columns."""
+        """One row per core (per launch) in msprof PipeUtilization.csv's columns for the launch's core kind."""
         rows = []
         for index, run in enumerate(self.launches):
             for core, sched in enumerate(run.cores):
+                kind = CORE_KINDS[run.trace.kind_of(core)]
+                _, time_column, cycles_column = csv_columns(kind)[:3]
                 busy = _pipe_busy(sched, self.params)
                 total = sched.finish_us
-                row = {"block_id": core, TIME_COLUMN: round(total, 4),
-                       CYCLES_COLUMN: round(total * self.params.clock_ghz * 1e3)}
-                for pipe, time, ratio in pipe_columns():
+                row = {"block_id": run.trace.block_of(core), time_column: round(total, 4),
+                       cycles_column: round(total * self.params.clock_ghz * 1e3)}
+                for pipe, time, ratio in pipe_columns(kind):
                     row[time], row[ratio] = round(busy[pipe], 4), _ratio(busy[pipe], total)
                 row["launch_id"] = index
                 rows.append(row)
         return rows
 
     def table(self, cores: int = 4) -> str:
-        """Kernel time, bandwidth and the utilisation of the first ``cores`` cores and the last, as text."""
-        rows, columns = self.utilization(), pipe_columns()
-        shown = rows if len(rows) <= cores + 1 else rows[:cores] + rows[-1:]
+        """Kernel time, bandwidth and the utilisation of the first ``cores`` cores and the last of each core kind
+        (one table for the AIVs, one for the AICs of a mix kernel), as text."""
         heads = ", ".join(sorted({f"{run.overhead_us:.3g}" for run in self.launches}))
         lines = [f"kernel time {self.kernel_time_us:.2f} us on {self.params.soc} ({len(self.launches)} launch(es), "
                  f"{heads} us launch overhead each); GM traffic {self.gm_bytes / 2**20:.2f} "
-                 f"MiB at {self.bandwidth_gbps:.0f} GB/s of {self.params.gm_bandwidth_gbps:.0f} GB/s peak",
-                 f"{'core':>5} {TIME_COLUMN:>13} " + " ".join(f"{p.msprof:>{_width(p)}}" for p, _, _ in columns)]
-        for row in shown:
-            lines.append(f"{row['block_id']:>5} {row[TIME_COLUMN]:>13.2f} "
-                         + " ".join(f"{row[ratio]:>{_width(p)}.3f}" for p, _, ratio in columns))
-        if len(rows) > len(shown):
-            lines.insert(len(lines) - 1, f"{'...':>5}")
+                 f"MiB at {self.bandwidth_gbps:.0f} GB/s of {self.params.gm_bandwidth_gbps:.0f} GB/s peak"]
+        all_rows = self.utilization()
+        for kind in self.kinds:
+            columns, time_column = pipe_columns(kind), csv_columns(kind)[1]
+            rows = [row for row in all_rows if time_column in row]
+            shown = rows if len(rows) <= cores + 1 else rows[:cores] + rows[-1:]
+            lines.append(f"{'core':>5} {time_column:>13} " + " ".join(f"{p.msprof:>{_width(p)}}" for p, _, _ in columns))
+            for row in shown:
+                lines.append(f"{row['block_id']:>5} {row[time_column]:>13.2f} "
+                             + " ".join(f"{row[ratio]:>{_width(p)}.3f}" for p, _, ratio in columns))
+            if len(rows) > len(shown):
+                lines.insert(len(lines) - 1, f"{'...':>5}")
         if self.findings:
             kinds = ", ".join(sorted({f"{f.tool} {f.kind}" for f in self.findings}))
             lines.append(f"warning: the sanitizer finds {len(self.findings)} problem(s) ({kinds}); on the NPU this kernel "
                          "may hang or compute garbage, so its predicted time means little (fusekit.sanitize for details)")
         return "\n".join(lines)
 
+    @property
+    def kinds(self) -> list:
+        """The core kinds of the launches' cores, in order of appearance (``fusekit.machine.cores``)."""
+        return list(dict.fromkeys(CORE_KINDS[run.trace.kind_of(core)] for run in self.launches
+                                  for core in range(len(run.cores)))) or [KIND]
+
     def write_csv(self, path) -> None:
         """PipeUtilization.csv (msprof's columns), written atomically."""
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
+        fields = list(dict.fromkeys(column for kind in self.kinds for column in csv_columns(kind)))
+        fields.append(fields.pop(fields.index("launch_id")))
+        writer = csv.DictWriter(buffer, fieldnames=fields, restval="")
         writer.writeheader()
         writer.writerows(self.utilization())
         write_atomic(path, lambda f: f.write(buffer.getvalue().encode()))
@@ -182,12 +207,14 @@ class Profile:
                                    "ts": ts, "dur": round(until - ts, 4), "pid": core, "tid": pipe,
                                    "args": {"bytes": instr.nbytes}})
             offset += run.makespan_us
-        cores = max((run.trace.block_dim for run in self.launches), default=0)
-        for core in range(cores):
-            events.append({"name": "process_name", "ph": "M", "pid": core, "args": {"name": f"aiv({core})"}})
-            for index, pipe in enumerate(PIPES):
-                events.append({"name": "thread_name", "ph": "M", "pid": core, "tid": index,
-                               "args": {"name": f"PIPE_{pipe.value}"}})
+        widest = max(self.launches, key=lambda run: len(run.trace.cores), default=None)
+        for core in range(len(widest.trace.cores) if widest else 0):
+            trace = widest.trace
+            events.append({"name": "process_name", "ph": "M", "pid": core, "args": {"name": trace.core_label(core)}})
+            for index, pipe in enumerate(PIPES):  # a track per pipe of the core's kind, numbered as in PIPES
+                if pipe in CORE_KINDS[trace.kind_of(core)].pipes:
+                    events.append({"name": "thread_name", "ph": "M", "pid": core, "tid": index,
+                                   "args": {"name": f"PIPE_{pipe.value}"}})
         return {"traceEvents": events}
 
     def write_trace(self, path) -> None:

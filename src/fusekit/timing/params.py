@@ -63,6 +63,13 @@ class TimingParams:
         ub_read_read_conflict_cycles: extra cycles of a vector repeat whose two sources read one bank group.
         ub_read_write_conflict_cycles: extra cycles of a repeat that reads a bank the previous repeat's
             (delayed) write uses; a repeat pays the larger of the two, not both.
+        mmad_head_cycles: cycles of a Mmad on top of its cube cycles (``fusekit.asc.cube.mmad.cube_cycles``): the
+            page's dt.
+        mte1_head_cycles: cycles of an MTE1 copy (load_data, L1 -> BT) on top of its bytes / bandwidth.
+        mte1_l0a_bytes_per_cycle / mte1_l0b_bytes_per_cycle / mte1_bt_bytes_per_cycle: MTE1 bandwidth from L1 into
+            L0A, L0B and the bias table.
+        fix_l1_elements_per_cycle: Fixpipe L0C -> L1 elements per cycle; L0C -> GM is a GM transfer.
+        fix_head_cycles: cycles of a Fixpipe into L1 on top of its elements / rate.
         sources: attribute name -> source text.
         elements_per_cycle: row -> {dtype (Ascend C spelling, e.g. "half") -> elements per cycle}.
     """
@@ -99,6 +106,13 @@ class TimingParams:
     ub_bank_bytes: int
     ub_read_read_conflict_cycles: float
     ub_read_write_conflict_cycles: float
+    mmad_head_cycles: float
+    mte1_head_cycles: float
+    mte1_l0a_bytes_per_cycle: float
+    mte1_l0b_bytes_per_cycle: float
+    mte1_bt_bytes_per_cycle: float
+    fix_l1_elements_per_cycle: float
+    fix_head_cycles: float
     sources: Mapping[str, str]
     elements_per_cycle: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 

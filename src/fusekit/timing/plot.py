@@ -40,7 +40,7 @@ def plot_profile(profile, path, cores: int = 4) -> None:
 
 def _timeline(ax, profile, cores: int) -> None:
     shown = list(range(min(cores, profile.launches[0].trace.block_dim)))
-    labels = [f"aiv({core}) {pipe.value}" for core in shown for pipe in PIPES]
+    labels = [f"{profile.launches[0].trace.core_label(core)} {pipe.value}" for core in shown for pipe in PIPES]
     offset = 0.0
     for launch in profile.launches:
         offset += launch.overhead_us
@@ -67,7 +67,7 @@ def _utilization(ax, profile) -> None:
     rows = profile.utilization()
     x = range(len(rows))
     width = 0.2
-    columns = pipe_columns()  # msprof's per-pipe ratio columns, in its order
+    columns = pipe_columns(profile.kind)  # msprof's per-pipe ratio columns, in its order
     for k, (pipe, _, column) in enumerate(columns):
         ax.bar([i + (k - (len(columns) - 1) / 2) * width for i in x], [r[column] for r in rows], width,
                label=pipe.value, color=COLORS.get(pipe.value, OTHER_COLOR))

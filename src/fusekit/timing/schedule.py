@@ -50,8 +50,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fusekit.asc.trace import Instr, Pipe, SyncKind, Trace
-from fusekit.hb import PIPE_INDEX, core_order, placed_after
-from fusekit.machine import space_named
+from fusekit.hb import PIPE_INDEX, core_order, placed_after, releasers
+from fusekit.machine import PIPES, space_named
 
 from fusekit.asc import dtypes
 from fusekit.asc.basic.spec import cost_row
@@ -104,29 +104,31 @@ class LaunchSchedule:
 
 def schedule(trace: Trace, params: TimingParams) -> LaunchSchedule:
     """Schedule every core of ``trace`` with the costs of ``params``."""
-    streams = [trace.cores[trace.stand_ins.get(c, c)] for c in range(trace.block_dim)]
+    count = len(trace.cores)  # block_dim, or every AIC and AIV of a mix launch
+    streams = [trace.cores[trace.stand_ins.get(c, c)] for c in range(count)]
     groups: dict[tuple, list[int]] = defaultdict(list)
     for core, instrs in enumerate(streams):
         groups[_shape(instrs)].append(core)
     transfers = _Transfers(params)
     barrier = _Barrier(len(groups), params)
+    remote = _Remote(params)
     sims = []
     for members in groups.values():
         stream = streams[members[0]]
         real = [streams[c] for c in members if c not in trace.stand_ins]  # stand-ins do other cores' data
         sharers = window_sharers(real, params) if len(real) > 1 and params.gm_window_gbps else None
-        sims.append(_CoreSim(stream, params, len(members), transfers, barrier, l2_miss_share(stream, params,
-                                                                                             trace.block_dim), sharers,
-                             auto_sync=getattr(trace, "auto_sync", True)))
+        sims.append(_CoreSim(stream, params, len(members), transfers, barrier, l2_miss_share(stream, params, count),
+                             sharers, auto_sync=getattr(trace, "auto_sync", True), remote=remote))
+    remote.sims = {core: sim for sim, members in zip(sims, groups.values()) for core in members}
     for sim in sims:
         sim.begin()
     transfers.run()
-    schedules: list[CoreSchedule | None] = [None] * trace.block_dim
+    schedules: list[CoreSchedule | None] = [None] * count
     for sim, members in zip(sims, groups.values()):
         result = sim.result()
         for core in members:
             schedules[core] = result
-    return LaunchSchedule(trace, schedules, params.launch_us(trace.block_dim))
+    return LaunchSchedule(trace, schedules, params.launch_us(count))
 
 
 def _bypasses(hint: str, write: bool) -> bool:
@@ -273,10 +275,10 @@ class _CoreSim:
 
     def __init__(self, instrs: list[Instr], params: TimingParams, weight: int, transfers: "_Transfers",
                  barrier: "_Barrier", hbm_share: dict[int, float] | None = None, sharers: list[int] | None = None,
-                 auto_sync: bool = True):
+                 auto_sync: bool = True, remote: "_Remote | None" = None):
         self.instrs, self.p, self.weight = instrs, params, weight
         self.hbm_share, self.sharers = hbm_share or {}, sharers
-        self.transfers, self.barrier = transfers, barrier
+        self.transfers, self.barrier, self.remote = transfers, barrier, remote
         order = core_order(instrs, auto_sync)
         self.inserted = order.inserted or {}  # i -> producers of the flag pairs inserted before i
         self.barriers = order.barriers or set()  # V instructions with an inserted PipeBarrier<PIPE_V> before them
@@ -284,8 +286,8 @@ class _CoreSim:
         self.waited: dict[int, float] = {}  # i -> when the last flag pair inserted before i ends
         self.pipes = order.pipe
         n = len(instrs)
-        by_pipe: list[list[int]] = [[], [], [], []]
-        last: list = [None] * 4  # per pipe, its last instruction but inserted sets (they stand after their producer)
+        by_pipe: list[list[int]] = [[] for _ in PIPES]
+        last: list = [None] * len(PIPES)  # per pipe, its last instruction but inserted sets (they stand after their producer)
         self.deps: list[list[int]] = []
         prevs: list = []
         self.dependents: list[list[int]] = [[] for _ in range(n)]
@@ -402,8 +404,8 @@ class _CoreSim:
             start = max(start, self.end[self.prev[i]] + self.sync_cost)
         self.start[i] = start
         instr = self.instrs[i]
-        if is_transfer(instr) and instr.pipe in (Pipe.MTE2, Pipe.MTE3) and instr.nbytes:
-            bursts = [acc for acc in instr.reads + instr.writes if acc.mem.is_global]
+        bursts = [acc for acc in instr.reads + instr.writes if acc.mem.is_global]
+        if is_transfer(instr) and bursts and instr.nbytes:  # a GM transfer (MTE2, MTE3, FIX to GM)
             misaligned = _alignment_factor(bursts, self.p)
             bypass = any(_bypasses(acc.l2, acc in instr.writes) for acc in bursts)
             efficiency = self.p.transfer_efficiency(instr.nbytes // max(1, len(bursts)), 0, bypass) * misaligned
@@ -412,6 +414,8 @@ class _CoreSim:
                                self.hbm_share.get(i, 1.0), self.sharers[i] if self.sharers else 1)
         elif instr.sync is not None and instr.sync.kind is SyncKind.ALL:
             self.barrier.arrive(self, i, start)
+        elif self.remote is not None and releasers(instr):
+            self.remote.wait(self, i, start)
         else:
             cost = _cost(instr, self.p)
             self.end[i] = self.free[i] = start + cost
@@ -419,6 +423,8 @@ class _CoreSim:
             self._known(i)
 
     def _known(self, i: int) -> None:
+        if self.remote is not None:
+            self.remote.ended(self, i)
         for d in self.dependents[i]:
             self.unknown[d] -= 1
             if not self.unknown[d] and self.issue[d] is not None:
@@ -437,7 +443,25 @@ def _cost(instr: Instr, p: TimingParams) -> float:
     if instr.pipe is Pipe.S:
         on_gm = any(acc.mem.is_global for acc in instr.reads + instr.writes)
         return p.cycles_us(p.scalar_gm_access_cycles if on_gm else p.scalar_ub_access_cycles)
+    if instr.pipe in _CUBE_COSTS:
+        return p.cycles_us(_CUBE_COSTS[instr.pipe](instr, p))
     return p.cycles_us(vector_cycles(instr, p))
+
+
+def _mte1_cycles(instr: Instr, p: TimingParams) -> float:
+    """An L1 -> L0A / L0B / BT copy: head + bytes / the path's bandwidth (Cube指令理论性能汇总.md)."""
+    into = instr.writes[0].mem.name if instr.writes else ""
+    rate = {"L0A": p.mte1_l0a_bytes_per_cycle, "L0B": p.mte1_l0b_bytes_per_cycle}.get(into, p.mte1_bt_bytes_per_cycle)
+    return p.mte1_head_cycles + math.ceil(instr.nbytes / rate)
+
+
+# the cube's pipes: a Mmad costs its head and its cube cycles (the record's repeats, fusekit.asc.cube.mmad); a
+# Fixpipe into L1 its head and its elements at the L0C -> L1 rate (one to GM is a GM transfer, in _place)
+_CUBE_COSTS = {
+    Pipe.M: lambda instr, p: p.mmad_head_cycles + instr.repeats,
+    Pipe.MTE1: _mte1_cycles,
+    Pipe.FIX: lambda instr, p: p.fix_head_cycles + math.ceil(instr.count / p.fix_l1_elements_per_cycle),
+}
 
 
 def vector_cycles(instr: Instr, p: TimingParams) -> float:
@@ -564,6 +588,39 @@ class _Transfers:
             latency = p.mte_latency_ns / 1e3
             for a in finished:
                 a[1].done(a[2], self.now, self.now - a[5], latency)
+
+
+class _Remote:
+    """Waits released by other cores' sets (``fusekit.hb`` rule 6: cross-core flags of modes 1 and 2, GM flags): a
+    wait ends ``sync_cycles`` after the latest of its start and the ends of the sets it names, as a flag wait of one
+    core does after its set (rule 3)."""
+
+    def __init__(self, params: TimingParams):
+        self.cost = params.cycles_us(params.sync_cycles)
+        self.sims: dict[int, _CoreSim] = {}  # core -> the simulation of its group
+        self.pending: list[tuple[_CoreSim, int, float]] = []
+
+    def wait(self, sim: _CoreSim, i: int, start: float) -> None:
+        self.pending.append((sim, i, start))
+        self._release()
+
+    def ended(self, sim: _CoreSim, i: int) -> None:
+        if self.pending:
+            self._release()
+
+    def _release(self) -> None:
+        """Land every pending wait whose sets have all ended (landing one may end the sets another waits for)."""
+        landed = True
+        while landed:
+            landed = False
+            for k, (sim, i, start) in enumerate(self.pending):
+                ends = [self.sims[core].end[j] for core, j in releasers(sim.instrs[i])]
+                if all(end is not None for end in ends):
+                    del self.pending[k]
+                    sim.start[i] = begin = max([start] + ends)
+                    sim.done(i, begin + self.cost, self.cost)
+                    landed = True
+                    break
 
 
 class _Barrier:

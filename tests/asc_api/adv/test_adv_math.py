@@ -121,8 +121,9 @@ def test_exp_taylor_level_range():
 
 def test_unsimulated_names():
     assert callable(asc.adv.softmax) and "softmax" in asc.adv.__all__  # simulated now (adv/softmax.py)
+    assert callable(asc.adv.Matmul)  # simulated now (adv/matmul.py)
     with pytest.raises(AttributeError, match=r"not simulated yet \(cube unit\)"):
-        asc.adv.Matmul  # noqa: B018
+        asc.adv.MatmulQuantParams  # noqa: B018
 
 
 @pytest.mark.parametrize("name, dtype, minimum", [("tanh", np.float16, 1024), ("tanh", np.float32, 256),

@@ -1,6 +1,7 @@
 """``fusekit.asc.adv``: pyasc's ``asc.adv`` (the Ascend C high-level APIs), vector side.
 
-Simulated: the elementwise math functions of :mod:`fusekit.asc.adv.math` and :mod:`fusekit.asc.adv.axpy` (pyasc
+Simulated: the high-level Matmul (:mod:`.matmul`: Matmul, MatmulType, register_matmul, TCubeTiling, as the
+cube's basic instructions), the elementwise math functions of :mod:`fusekit.asc.adv.math` and :mod:`fusekit.asc.adv.axpy` (pyasc
 ``python/asc/language/adv/math.py``), quant / QuantConfig (:mod:`.quant`), concat / extract (:mod:`.sort`); their
 temporary-buffer sizes: :mod:`.tmpsize`. Every other name of pyasc's ``asc.adv`` raises an
 AttributeError saying pyasc has it and fusekit does not simulate it yet; the matmul names say
@@ -8,6 +9,7 @@ AttributeError saying pyasc has it and fusekit does not simulate it yet; the mat
 """
 
 from .axpy import axpy
+from .matmul import LayoutMode, Matmul, MatmulConfig, MatmulType, TCubeTiling, register_matmul  # the cube
 from .math import max_min_tmp_size  # a fusekit helper: Ascend C's Get<Op>MaxMinTmpSize (adv/tmpsize.py)
 from .norm import rmsnorm
 from .softmax import softmax
@@ -22,10 +24,10 @@ from .quant import QuantConfig, quant  # pyasc adv/quantization.py, adv/types.py
 from .sort import concat, extract  # pyasc adv/sort.py
 
 # pyasc 1.1.1 asc.adv names (python/asc/language/adv/__init__.py) that fusekit does not simulate
-_CUBE = frozenset({"Matmul", "MatmulType", "get_matmul_api_tiling", "get_basic_config", "get_ib_share_norm_config",
+_CUBE = frozenset({"get_matmul_api_tiling", "get_basic_config", "get_ib_share_norm_config",
                    "get_mdl_config", "get_mm_config", "get_normal_config", "get_special_basic_config",
-                   "get_special_mdl_config", "register_matmul", "MatmulApiStaticTiling", "TCubeTiling",
-                   "MatmulBatchParams", "MatmulConfig", "MatmulFuncParams", "MatmulQuantParams", "MatmulShapeParams"})
+                   "get_special_mdl_config", "MatmulApiStaticTiling",
+                   "MatmulBatchParams", "MatmulFuncParams", "MatmulQuantParams", "MatmulShapeParams"})
 _NOT_YET = frozenset({"lgamma", "digamma", "xor", "softmax", "rmsnorm", "quant", "RmsNormTiling",
                       "SoftmaxTiling"})
 
@@ -34,6 +36,7 @@ __all__ = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "axpy", "ceil", "c
 
 __all__ += ["RmsNormTiling", "SoftmaxTiling", "rmsnorm", "softmax"]  # softmax / rmsnorm (adv/softmax.py, norm.py)
 __all__ += ["QuantConfig", "concat", "digamma", "extract", "lgamma", "quant", "xor"]  # quant.py, sort.py, math.py
+__all__ += ["LayoutMode", "Matmul", "MatmulConfig", "MatmulType", "TCubeTiling", "register_matmul"]  # matmul.py
 
 
 def __getattr__(name: str):

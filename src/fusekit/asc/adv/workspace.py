@@ -66,7 +66,7 @@ def work_space(core, op: str, page: str, temp_buffer, operands) -> Work:
                                      "sharedTmpBuffer与源操作数和目的操作数地址重叠): use a separate buffer",
                                  kind="partial-overlap", **temp_buffer.describe(temp_buffer.length))
         return Work(span[0], span[1], temp_buffer.name, True)
-    used = getattr(core.pipe, "used", 0) if core.pipe is not None else 0
+    used = core.pipe.ub_used() if core.pipe is not None else 0
     start = -(-used // 32) * 32
     auto = core.auto
     stop = auto.low if auto is not None else core.soc.ub_bytes

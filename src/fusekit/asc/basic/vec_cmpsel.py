@@ -520,10 +520,10 @@ def _stage_in_scratch(core, op: str, values: np.ndarray) -> None:
     load the CmpMask register from its first 16 B (module docstring: UB scratch of modes 1 and 2)."""
     base = core.soc.ub_tiling_bytes  # TMP_UB_OFFSET == TOTAL_VEC_LOCAL_SIZE (kernel_utils_constants.h)
     n = values.nbytes
-    pipe = core.pipe
-    if pipe is not None and getattr(pipe, "used", 0) > base:
+    reach = core.pipe.ub_used() if core.pipe is not None else 0
+    if reach > base:
         raise core.error(op, f"select modes 1 and 2 use UB [{base}, {base + n}) as scratch (TMP_UB_OFFSET), but the "
-                             f"TPipe's buffers reach UB byte {pipe.used}: leave the last "
+                             f"TPipe's buffers reach UB byte {reach}: leave the last "
                              f"{core.soc.ub_bytes - base} B of UB free (Select.md 约束说明: 模式1和模式2 需要预留8KB的"
                              "Unified Buffer空间)", kind="ub-overflow")
     reg = cmp_register(core)

@@ -17,8 +17,14 @@
 #endif
 #define __aicore__
 #define __vector__
+// A kernel's type (AD 核函数: __cube__ runs it on AIC cores, __mix__(c, v) on an AIC and its AIVs): fusekit's compile
+// defines these two as marker words its glue reads the kernel type by (fusekit/cpp/glue.py), deleted after
+#ifndef __cube__
 #define __cube__
+#endif
+#ifndef __mix__
 #define __mix__(...)
+#endif
 #define __gm__
 #define __ubuf__
 #define __inline__ inline
@@ -26,9 +32,10 @@
 #ifndef __CCE_KT_TEST__
 #define __CCE_KT_TEST__ 0
 #endif
-// The core kind a kernel's code runs on (`if ASCEND_IS_AIV { ... }`): fusekit's C++ kernels run on vector cores.
-#define ASCEND_IS_AIV (true)
-#define ASCEND_IS_AIC (false)
+// The core kind a kernel's code runs on (`if ASCEND_IS_AIV { ... }`): the launch's (AIC for a __cube__ kernel),
+// asked of the simulator at the line that reads it, as pyasc's ascend_is_aiv() / ascend_is_aic()
+#define ASCEND_IS_AIV (::fusekit::value_of<bool>(::fusekit::send("AscendIsAiv", 0, ::fusekit::Site(__FILE__, __LINE__))))
+#define ASCEND_IS_AIC (::fusekit::value_of<bool>(::fusekit::send("AscendIsAic", 0, ::fusekit::Site(__FILE__, __LINE__))))
 
 namespace AscendC {
 
@@ -106,6 +113,10 @@ public:
     using PrimType = T;
     LocalTensor() = default;
     explicit LocalTensor(int64_t h) { handle = h; }
+    // static tensor programming (LocalTensor构造函数.md): tileSize elements at byte addr of the position's memory
+    LocalTensor(TPosition pos, uint32_t addr, uint32_t tileSize, Site s = {}) {
+        handle = fusekit::send("LocalTensor", 0, s, dtype<T>(), pos, addr, tileSize).i;
+    }
     LocalTensor operator[](uint32_t offset) const {
         return LocalTensor(fusekit::send("operator[]", handle, Site("", 0), offset).i);
     }
@@ -246,6 +257,14 @@ template <pipe_t pipe> inline void PipeBarrier(Site s = {}) { fusekit::send("Pip
 template <HardEvent event> inline void SetFlag(int32_t eventID, Site s = {}) { fusekit::send("SetFlag", 0, s, event, eventID); }
 template <HardEvent event> inline void WaitFlag(int32_t eventID, Site s = {}) { fusekit::send("WaitFlag", 0, s, event, eventID); }
 inline void SyncAll(Site s = {}) { fusekit::send("SyncAll", 0, s); }
+// flags between the cores of a mix kernel's AI Core, or of one kind (核间同步/CrossCoreSetFlag(ISASI).md,
+// CrossCoreWaitFlag(ISASI).md): a set reports the pipe's work done on flagId, a wait blocks until the sets it needs
+template <uint8_t modeId, pipe_t pipe> inline void CrossCoreSetFlag(uint16_t flagId, Site s = {}) {
+    fusekit::send("CrossCoreSetFlag", 0, s, flagId, modeId, pipe);
+}
+template <uint8_t modeId = 0, pipe_t pipe = PIPE_S> inline void CrossCoreWaitFlag(uint16_t flagId, Site s = {}) {
+    fusekit::send("CrossCoreWaitFlag", 0, s, flagId, modeId, pipe);
+}
 
 // ---- vector mask and registers
 template <class T, MaskMode mode = MaskMode::NORMAL> inline void SetVectorMask(uint64_t maskHigh, uint64_t maskLow, Site s = {}) {
@@ -282,6 +301,10 @@ template <class T> inline void SetAtomicType(Site s = {}) { fusekit::send("SetAt
 inline void SetAtomicNone(Site s = {}) { fusekit::send("SetAtomicNone", 0, s); }
 inline void DisableDmaAtomic(Site s = {}) { fusekit::send("SetAtomicNone", 0, s); }  // the DMA's atomic mode off
 
+// ---- a constant and a type test the API pages' samples use (Fixpipe（L0C到L1数据搬运）.md, DataCopy（L0C到L1数据搬运）.md)
+constexpr uint32_t ONE_BLK_SIZE = 32;  // one data block, bytes (pyasc's asc.ONE_BLK_SIZE)
+template <class T, class U> struct IsSameType { static constexpr bool value = std::is_same_v<T, U>; };
+
 // ---- system state
 inline void InitSocState(Site s = {}) { fusekit::send("InitSocState", 0, s); }
 inline int64_t GetSystemCycle(Site s = {}) { return fusekit::value_of<int64_t>(fusekit::send("GetSystemCycle", 0, s)); }
@@ -308,6 +331,8 @@ template <class... A> inline void PRINTF(Format format, A... args) { printf_at(f
 
 }  // namespace AscendC
 
+#include "fusekit/cube.h"
+
 using AscendC::GetTPipePtr;
 inline constexpr AscendC::BlockIdxVariable block_idx{};
 inline constexpr AscendC::BlockNumVariable block_num{};
@@ -328,9 +353,17 @@ template <class T> void read_tiling(T* out, const void* tiling, Site site = {}) 
     send("fusekit.read_gm", 0, site, tiling, static_cast<const void*>(out), uint64_t(sizeof(T)));
 }
 }  // namespace fusekit
-enum KernelMetaType { KERNEL_TYPE_AIV_ONLY, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MIX_AIV_1_0, KERNEL_TYPE_MIX_AIC_1_1,
-                      KERNEL_TYPE_MIX_AIC_1_2 };
-#define KERNEL_TASK_TYPE_DEFAULT(type) ((void)(type))
+// KernelMetaType as 设置Kernel类型.md lists it. KERNEL_TASK_TYPE_DEFAULT(type) names the kernel's type in its body:
+// fusekit's glue reads it from the preprocessed source, and the launch runs the cores of that type as it runs a
+// pyasc kernel's (KERNEL_TYPE_AIC_ONLY: AIC cores; MIX_AIC_1_2: an AIC and two AIVs per block; a type fusekit does
+// not simulate is refused, naming the kernel and its line); the call itself does nothing
+enum KernelMetaType { KERNEL_TYPE_AIV_ONLY, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MIX_AIV_1_0, KERNEL_TYPE_MIX_AIC_1_0,
+                      KERNEL_TYPE_MIX_AIC_1_1, KERNEL_TYPE_MIX_AIC_1_2, KERNEL_TYPE_AICORE, KERNEL_TYPE_VECTORCORE,
+                      KERNEL_TYPE_MIX_AICORE, KERNEL_TYPE_MIX_VECTOR_CORE, KERNEL_TYPE_MAX };
+namespace fusekit {
+inline void kernel_task_type(KernelMetaType) {}
+}  // namespace fusekit
+#define KERNEL_TASK_TYPE_DEFAULT(type) ::fusekit::kernel_task_type(type)
 #define GET_TILING_DATA(var, tiling) \
     ::optiling::fusekit_registered_tiling var; \
     ::fusekit::read_tiling(&var, tiling)
@@ -360,3 +393,5 @@ template <class... A> inline void ascendc_assert(Assertion a, const char* format
 }
 }  // namespace AscendC
 using AscendC::ascendc_assert;
+
+#include "utils/debug/asc_assert.h"

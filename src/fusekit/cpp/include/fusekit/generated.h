@@ -4,9 +4,9 @@
 
 namespace AscendC { enum class TPosition : int32_t { GM = 0, VECIN = 1, VECOUT = 2, VECCALC = 3, A1 = 4, A2 = 5, B1 = 6, B2 = 7, C1 = 8, C2 = 9, CO1 = 10, CO2 = 11 }; }
 template <> struct fusekit::EnumName<AscendC::TPosition> { static constexpr const char* name = "TPosition"; };
-namespace AscendC { enum class HardEvent : int32_t { S_V = 0, S_MTE2 = 1, S_MTE3 = 2, V_S = 3, V_MTE2 = 4, V_MTE3 = 5, MTE2_S = 6, MTE2_V = 7, MTE2_MTE3 = 8, MTE3_S = 9, MTE3_V = 10, MTE3_MTE2 = 11 }; }
+namespace AscendC { enum class HardEvent : int32_t { S_V = 0, S_MTE2 = 1, S_MTE3 = 2, S_MTE1 = 3, S_M = 4, S_FIX = 5, V_S = 6, V_MTE2 = 7, V_MTE3 = 8, V_MTE1 = 9, V_M = 10, V_FIX = 11, MTE2_S = 12, MTE2_V = 13, MTE2_MTE3 = 14, MTE2_MTE1 = 15, MTE2_M = 16, MTE2_FIX = 17, MTE3_S = 18, MTE3_V = 19, MTE3_MTE2 = 20, MTE3_MTE1 = 21, MTE3_M = 22, MTE3_FIX = 23, MTE1_S = 24, MTE1_V = 25, MTE1_MTE2 = 26, MTE1_MTE3 = 27, MTE1_M = 28, MTE1_FIX = 29, M_S = 30, M_V = 31, M_MTE2 = 32, M_MTE3 = 33, M_MTE1 = 34, M_FIX = 35, FIX_S = 36, FIX_V = 37, FIX_MTE2 = 38, FIX_MTE3 = 39, FIX_MTE1 = 40, FIX_M = 41 }; }
 template <> struct fusekit::EnumName<AscendC::HardEvent> { static constexpr const char* name = "HardEvent"; };
-enum pipe_t : int32_t { PIPE_S = 0, PIPE_V = 1, PIPE_MTE2 = 2, PIPE_MTE3 = 3, PIPE_ALL = 4 };
+enum pipe_t : int32_t { PIPE_S = 0, PIPE_V = 1, PIPE_MTE2 = 2, PIPE_MTE3 = 3, PIPE_MTE1 = 4, PIPE_M = 5, PIPE_FIX = 6, PIPE_ALL = 7 };
 namespace AscendC { using ::pipe_t; }
 template <> struct fusekit::EnumName<pipe_t> { static constexpr const char* name = "PipeID"; };
 namespace AscendC { enum class RoundMode : int32_t { CAST_NONE = 0, CAST_RINT = 1, CAST_FLOOR = 2, CAST_CEIL = 3, CAST_ROUND = 4, CAST_TRUNC = 5, CAST_ODD = 6 }; }
@@ -41,6 +41,11 @@ namespace AscendC { enum class MemDsbT : int32_t { ALL = 0, DDR = 1, UB = 2, SEQ
 template <> struct fusekit::EnumName<AscendC::MemDsbT> { static constexpr const char* name = "MemDsbT"; };
 namespace AscendC { enum class Hardware : int32_t { GM = 0, UB = 1, L1 = 2, L0A = 3, L0B = 4, L0C = 5, BIAS = 6, FIXBUF = 7, MAX = 8 }; }
 template <> struct fusekit::EnumName<AscendC::Hardware> { static constexpr const char* name = "Hardware"; };
+enum QuantMode_t : int32_t { NoQuant = 0, F322F16 = 1, F322BF16 = 2, DEQF16 = 3, VDEQF16 = 4, QF322B8_PRE = 5, VQF322B8_PRE = 6, REQ8 = 7, VREQ8 = 8 };
+namespace AscendC { using ::QuantMode_t; }
+template <> struct fusekit::EnumName<QuantMode_t> { static constexpr const char* name = "QuantModes"; };
+namespace AscendC { enum class CO2Layout : int32_t { NZ = 0, ROW_MAJOR = 1, COLUMN_MAJOR = 2 }; }
+template <> struct fusekit::EnumName<AscendC::CO2Layout> { static constexpr const char* name = "CO2Layout"; };
 namespace AscendC {
 using QuePosition = TPosition;
 struct BinaryRepeatParams;

@@ -1,0 +1,94 @@
+"""What every cube instruction does with its operands: check where a tensor lives, bound an access given as element
+offsets (``fusekit.asc.cube.layout``), name the bytes it touches for the Trace, and read or write those elements
+when the effect lands.
+
+A tensor is taken as it is when the instruction is issued (``datamove.as_issued``): an executor that holds the
+effect back (race replay) lands it where it was issued to.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..basic.lanes import merged_ranges
+from ..datamove import as_issued
+from ..tensor import GlobalTensor, LocalTensor, check_ub_aligned
+
+
+def expect_space(core, op: str, what: str, tensor, spaces: tuple[str, ...], positions: str) -> None:
+    """``tensor`` is a local tensor of this core in one of ``spaces`` (or GM, when "GM" is one), aligned to its
+    space's boundary.
+
+    Raises:
+        KernelError: another kind of argument, another memory (the message names the positions that fit and, on
+            an AIV core, the kernel type that runs on the AIC), or a misaligned address.
+    """
+    if isinstance(tensor, GlobalTensor) and "GM" in spaces:
+        return
+    space = getattr(tensor, "space", None)
+    if not isinstance(tensor, (LocalTensor, GlobalTensor)) or space.name not in spaces:
+        got = f"{space.name} ({tensor.name})" if space is not None else type(tensor).__name__
+        hint = "" if core.kind.name == "AIC" else ("; the cube instructions run on the AIC: declare the kernel "
+                                                   "@asc.jit(kernel_type=config.KernelType.AIC_ONLY)")
+        raise core.error(op, f"{what} must be in {positions}, got {got}{hint}", tensor=getattr(tensor, "name", ""))
+    check_ub_aligned(core, op, tensor)
+
+
+def bounded(core, op: str, tensor, offsets: np.ndarray, hint: str = "") -> None:
+    """Every element offset (from ``tensor``'s first element) lies inside ``tensor``.
+
+    Raises:
+        KernelError (out-of-bounds): naming the tensor, the elements reached and ``hint``.
+    """
+    if offsets.size:
+        tensor.span(core, op, int(offsets.max()) + 1, hint=hint)
+
+
+def accesses(tensor, offsets: np.ndarray) -> tuple:
+    """The Trace accesses of ``tensor``'s elements at ``offsets``, adjacent bytes merged."""
+    if not offsets.size:
+        return ()
+    size = tensor.dtype.sizeof()
+    base = tensor.addr if isinstance(tensor, LocalTensor) else tensor.offset * size
+    return tuple(tensor.access(base + a, base + z) for a, z in _runs(offsets, size))
+
+
+_RUNS: dict[int, tuple] = {}  # id of a cached (read-only) offsets array -> (the array, its size, its byte runs)
+
+
+def _runs(offsets: np.ndarray, size: int) -> tuple:
+    """Byte ranges of the elements at ``offsets`` from byte 0, adjacent ones merged; remembered for the read-only
+    arrays of ``fusekit.asc.cube.layout``'s caches, which the same shapes ask for again."""
+    hit = _RUNS.get(id(offsets))
+    if hit is not None and hit[0] is offsets and hit[1] == size:
+        return hit[2]
+    # sorted first: a fractal layout's offsets are runs out of order, and merged_ranges sorts an unsorted index
+    # through np.unique, several times slower than a sort
+    runs = merged_ranges(np.sort(offsets, axis=None), size, 0)
+    if not offsets.flags.writeable:
+        if len(_RUNS) > 1024:
+            _RUNS.clear()
+        _RUNS[id(offsets)] = (offsets, size, runs)
+    return runs
+
+
+def repeated(offsets: np.ndarray) -> bool:
+    """Whether an element offset occurs twice (an instruction writing one element twice, in no guaranteed order)."""
+    ordered = np.sort(offsets, axis=None)
+    return bool(ordered.size > 1 and (ordered[1:] == ordered[:-1]).any())
+
+
+class Elements:
+    """Elements of one operand at given offsets, read or written when the effect lands."""
+
+    __slots__ = ("tensor", "offsets", "count")
+
+    def __init__(self, tensor, offsets: np.ndarray):
+        self.tensor, self.offsets = as_issued(tensor), offsets
+        self.count = int(offsets.max()) + 1 if offsets.size else 0
+
+    def read(self) -> np.ndarray:
+        return self.tensor.array(self.count)[self.offsets]
+
+    def write(self, values: np.ndarray) -> None:
+        self.tensor.array(self.count)[self.offsets] = values
