@@ -126,8 +126,8 @@ def fixpipe(dst, src, *args, **kwargs) -> None:
         pairs = ", ".join(f"{a} -> {'/'.join(b)}" for a, b in MODES[mode])
         raise core.error(op, f"quant_pre=QuantModes.{mode.name} converts {pairs}, not {src.dtype.name} -> "
                              f"{dst.dtype.name}; choose the mode for these dtypes (the mode is not inferred: {_PAGE})")
-    nd_out = config.format is CO2Layout.ROW_MAJOR
-    if config.format is CO2Layout.COLUMN_MAJOR:
+    nd_out = config.layout is CO2Layout.ROW_MAJOR
+    if config.layout is CO2Layout.COLUMN_MAJOR:
         raise core.error(op, "CO2Layout.COLUMN_MAJOR (NZ2DN) exists on Ascend 950 only (Fixpipe page)", kind="unsupported")
     c0_out = 8 if params.is_channel_split else M0
     if params.is_channel_split and (nd_out or (src.dtype.name, dst.dtype.name) != ("float32", "float32")):

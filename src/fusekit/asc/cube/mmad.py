@@ -69,10 +69,10 @@ def set_hf32_mode(hf32_mode: bool) -> None:
     core.record("set_hf32_mode", Pipe.S)
 
 
-def set_hf32_trans_mode(hf32_trans_mode: bool) -> None:
+def set_hf32_trans_mode(trans_mode: bool) -> None:
     """``SetHF32TransMode(hf32TransMode)``: HF32 ties go away from zero (True) instead of to even. PIPE_S."""
     core = current("set_hf32_trans_mode")
-    core.hf32_round_away = bool(hf32_trans_mode)
+    core.hf32_round_away = bool(trans_mode)
     core.record("set_hf32_trans_mode", Pipe.S)
 
 
@@ -90,7 +90,7 @@ def to_hf32(x: np.ndarray, round_away: bool = False, bits: int = HF32_MANTISSA_B
     return np.where(finite, (u & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.float32), x).astype(np.float32)
 
 
-def mmad(dst, fm, filter, *args) -> None:  # noqa: A002 - pyasc's parameter name
+def mmad(dst, fm, filter, bias=None, params=None) -> None:  # noqa: A002 - pyasc's parameter names
     """pyasc ``mmad(dst, fm, filter, params)`` and ``mmad(dst, fm, filter, bias, params)`` (module docstring).
 
     Raises:
@@ -99,7 +99,8 @@ def mmad(dst, fm, filter, *args) -> None:  # noqa: A002 - pyasc's parameter name
             tensor, or elements outside a tensor.
     """
     core, op = current("mmad"), "mmad"
-    bias, params = (None, args[0]) if len(args) == 1 else args if len(args) == 2 else (None, None)
+    if params is None and isinstance(bias, MmadParams):  # the four-argument form
+        bias, params = None, bias
     if not isinstance(params, MmadParams):
         raise core.error(op, "mmad takes (dst, fm, filter, params: asc.MmadParams) or (dst, fm, filter, bias, params)")
     expect_space(core, op, "dst", dst, ("L0C",), "L0C (TPosition.CO1)")

@@ -163,12 +163,12 @@ class CubeFormat(enum.IntEnum):
 
 
 class FixpipeConfig:
-    """pyasc ``FixpipeConfig(format)``; ``FixpipeConfig.cfg_row_major()`` (the default, NZ2ND) and ``cfg_nz()``."""
+    """pyasc ``FixpipeConfig(layout)``; ``FixpipeConfig.cfg_row_major()`` (the default, NZ2ND) and ``cfg_nz()``."""
 
-    __slots__ = ("format",)
+    __slots__ = ("layout",)
 
-    def __init__(self, format: CO2Layout = CO2Layout.ROW_MAJOR):  # noqa: A002 - pyasc's name
-        self.format = CO2Layout(int(format))
+    def __init__(self, layout: CO2Layout = CO2Layout.ROW_MAJOR):
+        self.layout = CO2Layout(int(layout))
 
     @classmethod
     def cfg_row_major(cls) -> "FixpipeConfig":
@@ -179,7 +179,7 @@ class FixpipeConfig:
         return cls(CO2Layout.NZ)
 
     def __repr__(self) -> str:
-        return f"FixpipeConfig({self.format.name})"
+        return f"FixpipeConfig({self.layout.name})"
 
 
 class FixpipeParamsV220(_Struct):
