@@ -23,9 +23,9 @@ from pathlib import Path
 
 from .names import PYASC_VERSION, pyasc_names
 
-CUBE = ("issue 22 (the cube unit): not simulated yet; fusekit simulates mmad, load_data with LoadData2DParams, fixpipe "
-        "with FixpipeParamsV220, data_copy with Nd2NzParams and L1 -> the bias table, on AIC_ONLY kernels "
-        "(fusekit.asc.cube)")
+CUBE = ("issue 22 (the cube unit): not simulated yet; fusekit simulates the basic cube API (mmad, load_data 2D, "
+        "load_data_with_transpose, fixpipe, data_copy with Nd2NzParams, init_const_value) and asc.adv.Matmul, on AIC "
+        "and mix kernels (fusekit.asc.cube, fusekit.asc.adv.matmul; docs/cube.md)")
 AIPP = "AIPP (image pre-processing on the AI Core's MTE2), not part of the vector core"
 ADV = ("the advanced APIs (asc.adv): the vector side is simulated (fusekit.asc.adv: math functions, quant, concat, "
        "extract, softmax, rmsnorm); matmul is the cube unit, not simulated")
