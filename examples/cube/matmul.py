@@ -70,7 +70,9 @@ def matmul(a: asc.GlobalAddress, bt: asc.GlobalAddress, c: asc.GlobalAddress, m:
                 a2, b2 = qa2.deque(asc.float16), qb2.deque(asc.float16)
                 if k0 > 0 and (tm16 // 16) * (tn16 // 16) < 10:
                     asc.pipe_barrier(asc.PipeID.PIPE_M)  # a small tile: the hardware does not order the Mmads
-                asc.mmad(c1, a2, b2, asc.MmadParams(tm, tn, tk, 0, False, k0 == 0))
+                # m = 1 would make Mmad a GEMV reading A as one row (GEMV.md), but A is in Zz fractals: compute the
+                # padding row too (Fixpipe writes tm rows)
+                asc.mmad(c1, a2, b2, asc.MmadParams(max(tm, 2), tn, tk, 0, False, k0 == 0))
                 qa2.free_tensor(a2)
                 qb2.free_tensor(b2)
             qc.enque(c1)

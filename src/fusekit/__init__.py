@@ -8,11 +8,11 @@ from fusekit.sanitizer import sanitize
 from fusekit.timing import profile
 from fusekit.verify import PrecisionWarning
 from fusekit import gen
-from fusekit.gen import (abs, absolute, cast, clamp, define_op, exp, gelu, leaky_relu, log, max, maximum, mean, min,  # noqa: A004
-                         minimum, op, reciprocal, relu, rsqrt, sigmoid, silu, sqrt, sum, tanh, where)
+from fusekit.gen import (abs, absolute, cast, clamp, conv2d, define_op, exp, gelu, leaky_relu, log, matmul, max, maximum,  # noqa: A004
+                         mean, min, minimum, op, reciprocal, relu, rsqrt, sigmoid, silu, sqrt, sum, tanh, where)
 
 __all__ = ["asc", "KernelError", "PrecisionWarning", "fused_add_scale", "profile", "sanitize", "simulate",
            # fusekit.gen: operators from expressions, and the primitives they are written with
            # (fusekit.sum / max / min / abs exist too; they stay out of __all__ so `import *` keeps the builtins)
-           "gen", "op", "define_op", "absolute", "cast", "clamp", "exp", "gelu", "leaky_relu", "log", "maximum",
-           "mean", "minimum", "reciprocal", "relu", "rsqrt", "sigmoid", "silu", "sqrt", "tanh", "where"]
+           "gen", "op", "define_op", "absolute", "cast", "clamp", "exp", "gelu", "leaky_relu", "log", "matmul", "conv2d",
+           "maximum", "mean", "minimum", "reciprocal", "relu", "rsqrt", "sigmoid", "silu", "sqrt", "tanh", "where"]

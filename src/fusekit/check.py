@@ -5,7 +5,8 @@ kernel argument. It takes them, in this order of precedence, from
 
 1. ``--arg NAME=VALUE`` (``args``): a fixed value for one parameter;
 2. the file's own launch, if it defines ``check_launch(n, dtype)`` at module level (``dtype`` is
-   the numpy dtype; a one-parameter ``check_launch(n)`` works too). It returns the arguments for
+   the numpy dtype; a one-parameter ``check_launch(n)`` works too; ``check_launch(n, dtype, cores)``
+   also gets ``--cores``, which a two-parameter one that returns block_dim refuses). It returns the arguments for
    n elements in one of three forms:
 
    - ``(block_dim, {"x": array, "n": 17, ...})``: the launch's block_dim and arguments by name;
@@ -66,6 +67,7 @@ OUTPUT_NAMES = {"y", "z", "out", "output", "dst", "result"}
 LENGTH_NAMES = {"n", "totallength", "length", "size", "total"}
 DEFAULT_ATTR = 1.5
 LAUNCH_HOOK = "check_launch"
+PER_CORE_SOURCE = "per-core length: the kernel multiplies it by get_block_idx()"
 
 # The file, kernel or arguments cannot be checked (a user mistake, one readable line): one error whether
 # loading the file (fusekit.pyasc.kernel_file, shared with `fusekit emit FILE:KERNEL`) or sweeping it failed
@@ -143,6 +145,61 @@ def check_file(path: "str | Path", *, kernel: str | None = None, sizes=DEFAULT_S
     return results
 
 
+@dataclass
+class Launch:
+    """One launch of a kernel file, built as check builds each size's (see the module doc).
+
+    Attributes:
+        kernel: the ``@asc.jit`` kernel, loaded on fusekit's simulator.
+        path: its file.
+        block_dim: blocks launched.
+        values: parameter name -> the value to pass (GM parameters: numpy arrays).
+        sources: parameter name -> where its value came from (``--arg``, ``check_launch``, ``random``, ...).
+        outputs: GM parameters declared as outputs (``outputs=``, else op_info.json's), zero-filled when guessed.
+        notes: what the reader should know about the launch (an op_info.json that does not describe the kernel).
+    """
+
+    kernel: KernelFunction
+    path: Path
+    block_dim: int
+    values: dict
+    sources: dict
+    outputs: set[str]
+    notes: list[str]
+
+    def describe(self) -> str:
+        """``kernel[block_dim](name=value (source), ...)`` on one line, as ``fusekit check`` prints it."""
+        args = ", ".join(f"{k}={_show(v)} ({self.sources[k]})" for k, v in self.values.items())
+        return f"{self.kernel.fn.__name__}[{self.block_dim}]({args})"
+
+
+def launch_of(path: "str | Path", n: int, *, kernel: str | None = None, dtype: str | None = None,
+              soc: str | None = None, cores: int | None = None, buffer_num: int = 2, outputs=None,
+              args: dict | None = None) -> Launch:
+    """The launch check makes for size ``n`` of the kernel in ``path`` (one size of :func:`check_file`'s sweep),
+    for a caller that runs, times or tunes it (``fusekit run|profile|tune FILE.py:KERNEL``).
+
+    ``cores`` is the launch's block_dim when no argument comes from the tiling guesses (the arguments are all
+    given, by ``args`` or ``check_launch``: the kernel reads its share from ``get_block_num()``); otherwise the
+    tiling is computed for at most ``cores`` cores and its block_dim is the launch's, so the TilingData fields
+    and block_dim agree.
+
+    Raises:
+        CheckError: as :func:`check_file`, and a ``check_launch`` that raises (its exception in one line).
+    """
+    info = _prepare(Path(path), kernel, dtype, outputs, args or {})
+    try:
+        block_dim, values, sources = _launch(info, n, soc, cores, buffer_num, args or {})
+    except CheckError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the file's check_launch failed: the user's mistake, one line
+        raise CheckError(f"{LAUNCH_HOOK}({n}) of {info.path} raised {type(exc).__name__}: {exc}") from None
+    tiled = {"fusekit.tiling", PER_CORE_SOURCE}
+    if cores is not None and not tiled & set(sources.values()) and not (info.hook and takes_cores(info.hook)):
+        block_dim = cores  # the kernel reads its share from get_block_num(); a check_launch(n, dtype, cores) chose
+    return Launch(info.fn, info.path, block_dim, values, sources, info.declared, info.notes)
+
+
 def _prepare(path: Path, kernel: str | None, dtype: str | None, outputs, args: dict) -> _Kernel:
     module = load_module(path)
     found = op_info_beside(path)
@@ -170,7 +227,7 @@ def _prepare(path: Path, kernel: str | None, dtype: str | None, outputs, args: d
 def _check_size(k: _Kernel, n: int, soc, cores, buffer_num: int, overrides: dict, replay: bool,
                 strict: bool, auto_sync: bool | None) -> SizeResult:
     try:
-        block_dim, values, sources = _launch(k, n, soc, cores, buffer_num, overrides)
+        block_dim, values, sources = _launch(k, n, soc, cores, buffer_num, overrides, refuse_cores=True)
     except CheckError:
         raise
     except Exception as exc:  # noqa: BLE001 - the file's check_launch failed at this size: a finding
@@ -186,8 +243,9 @@ def _check_size(k: _Kernel, n: int, soc, cores, buffer_num: int, overrides: dict
     return SizeResult(n, block_dim, report, arguments)
 
 
-def _launch(k: _Kernel, n: int, soc, cores, buffer_num: int, overrides: dict):
-    """block_dim, the argument values and where each came from, for size n."""
+def _launch(k: _Kernel, n: int, soc, cores, buffer_num: int, overrides: dict, refuse_cores: bool = False):
+    """block_dim, the argument values and where each came from, for size n (``refuse_cores``: see
+    :func:`_from_hook`)."""
     def plan_of(size: int) -> tiling.TilingData:
         try:
             return tiling.compute_tiling(size, k.dtype, num_queues=max(len(k.gm), 1), buffer_num=buffer_num, soc=soc,
@@ -199,7 +257,7 @@ def _launch(k: _Kernel, n: int, soc, cores, buffer_num: int, overrides: dict):
     block_dim = max(plan.block_dim, 1)
     given, given_source, hook_dim = {}, {}, None
     if k.hook is not None:
-        given, hook_dim = _from_hook(k, n)
+        given, hook_dim = _from_hook(k, n, cores, refuse_cores)
         given_source = dict.fromkeys(given, LAUNCH_HOOK)
         unknown = sorted(set(given) - set(k.params))
         if unknown:
@@ -223,17 +281,37 @@ def _launch(k: _Kernel, n: int, soc, cores, buffer_num: int, overrides: dict):
     return block_dim, values, sources
 
 
-def _from_hook(k: _Kernel, n: int) -> tuple[dict, int | None]:
-    """The arguments and block_dim the file's check_launch gives for n (see the module doc)."""
+def takes_cores(hook) -> bool:
+    """Whether a ``check_launch`` takes the core count: a third parameter, ``check_launch(n, dtype, cores)``."""
+    try:
+        return len(inspect.signature(hook).parameters) >= 3
+    except (TypeError, ValueError):
+        return False
+
+
+def _from_hook(k: _Kernel, n: int, cores: int | None = None, refuse_cores: bool = False) -> tuple[dict, int | None]:
+    """The arguments and block_dim the file's check_launch gives for n on at most ``cores`` cores (see the module
+    doc; ``cores`` is passed when given to a ``check_launch(n, dtype, cores)``).
+
+    Raises:
+        CheckError: with ``refuse_cores`` (check's sweep), ``cores`` given and a check_launch that takes no cores
+            chooses block_dim itself (:func:`launch_of` instead launches ``cores`` blocks: a kernel that reads its
+            share from get_block_num()).
+    """
     hook = k.hook
     try:
         takes_dtype = len(inspect.signature(hook).parameters) >= 2
     except (TypeError, ValueError):
         takes_dtype = True
-    result = hook(n, k.dtype.np) if takes_dtype else hook(n)
+    with_cores = cores is not None and takes_cores(hook)
+    result = hook(n, k.dtype.np, cores) if with_cores else hook(n, k.dtype.np) if takes_dtype else hook(n)
     block_dim = None
     if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict):
         block_dim, result = result
+        if refuse_cores and cores is not None and not with_cores:
+            raise CheckError(f"--cores {cores}: {k.path}'s {LAUNCH_HOOK}(n, dtype) chooses block_dim itself and takes "
+                             f"no core count; give it a third parameter, {LAUNCH_HOOK}(n, dtype, cores), or drop "
+                             "--cores")
     if isinstance(result, dict):
         given = dict(result)
     elif dataclasses.is_dataclass(result) or hasattr(result, "__dict__"):
@@ -270,7 +348,7 @@ class _Guesser:
                 return np.zeros(self.n, k.dtype.np), "output, zero-filled"
             return self.rng.standard_normal(self.n, dtype=np.float32).astype(k.dtype.np), "random"
         if name in k.per_core and self.per_core_n is not None:
-            return self.per_core_n, "per-core length: the kernel multiplies it by get_block_idx()"
+            return self.per_core_n, PER_CORE_SOURCE
         if key in LENGTH_NAMES:
             return self.n, "total length"
         if key in self.fields:

@@ -227,7 +227,7 @@ def test_check_a_racy_user_kernel(tmp_path, capsys):
 @pytest.mark.parametrize("content, argv, match", [
     (None, [], "no such file"),
     ("def broken(:\n", [], "failed to import: SyntaxError"),
-    ("x = 1\n", [], "expected one @asc.jit kernel"),
+    ("x = 1\n", [], "k.py has no @asc.jit kernel"),
     (RACY_KERNEL.replace("scale: float", "mystery"), [], "pass it with --arg mystery=VALUE"),
     (RACY_KERNEL, ["--kernel", "nope"], "no @asc.jit kernel 'nope'"),
     (RACY_KERNEL, ["--arg", "scale"], "expected NAME=VALUE"),

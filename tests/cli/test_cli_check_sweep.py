@@ -16,7 +16,8 @@ README = ROOT / "README.md"
 def readme_scale_kernel() -> str:
     """The README's own ``scale_kernel`` (its n is a per-core length), as a user would copy it."""
     text = README.read_text()
-    block = re.search(r"```python\n(from fusekit import asc\n\n@asc\.jit\ndef scale_kernel.*?)\n\nx = ", text, re.S)
+    block = re.search(r"## Run a kernel\n.*?```python\n(import numpy as np\nimport fusekit\nfrom fusekit import asc\n\n"
+                      r"@asc\.jit\ndef scale_kernel.*?)\n\nx = ", text, re.S)
     assert block, "README no longer has the scale_kernel example"
     return block.group(1) + "\n"
 

@@ -2,6 +2,8 @@
 
 import textwrap
 
+import pytest
+
 from fusekit.cli import main
 
 
@@ -33,8 +35,9 @@ def test_run_a_users_op_from_a_file(tmp_path, capsys):
     """))
     assert main(["run", f"{path}:scaled_tanh", "--shape", "257"]) == 0
     assert "ScaledTanh" in capsys.readouterr().out
-    assert main(["run", f"{path}:nothing", "--shape", "4"]) == 2
-    assert "not a @fusekit.op" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:  # neither a @fusekit.op nor an @asc.jit kernel: one line, exit 2
+        main(["run", f"{path}:nothing", "--shape", "4"])
+    assert exc.value.code == 2 and "no @asc.jit kernel 'nothing' in my_ops.py" in capsys.readouterr().err
 
 
 def test_the_hand_written_fused_add_scale_keeps_its_cli(capsys):

@@ -99,7 +99,7 @@ def test_plot_without_matplotlib_fails_before_profiling(workdir, capsys, monkeyp
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
     code, out, err = fails(capsys, "profile", "fused_add_scale", "--size", "4096", "--plot", "p.png")
     assert code == 2 and out == "" and err.count("\n") == 1
-    assert "--plot needs matplotlib, which is not installed: pip install 'fusekit[plot]'" in err
+    assert "--plot needs matplotlib, which is not installed: pip install 'ascend-fusekit[plot]'" in err
 
 
 @pytest.mark.parametrize("argv, message", [

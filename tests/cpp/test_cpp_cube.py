@@ -16,10 +16,10 @@ from cpp_paths import SOURCES
 import fusekit
 from fusekit import asc
 from fusekit.asc import KernelError
-from fusekit.cpp import conformance, load
+from fusekit.cpp import CompileError, conformance, load
 
 import twins
-from cube.cube_kernels import ceil_to, run_matmul
+from cube.cube_kernels import ceil_to, conv2d, pack_conv2d, run_matmul
 
 Q = asc.QuantModes
 
@@ -273,3 +273,199 @@ def test_a_mix_kernel_with_cross_core_flags_matches_its_pyasc_twin(rng):
     assert np.array_equal(y_cpp, np.where(acc >= 0, acc, acc * np.float32(0.1)).astype(np.float32))
     assert np.array_equal(y_cpp, y_py) and twins.instructions(cpp) == twins.instructions(py)
     assert cpp.kinds == ("AIV",) * 6 + ("AIC",) * 3
+
+
+CONV = """#include "kernel_operator.h"
+using namespace AscendC;
+// conv2d through img2col (LoadData_3D.md): x (Cin 20 -> C1 2, 7 x 6) in NC1HWC0 half, a 3 x 3 filter, stride 1,
+// pad 1, 24 output channels (N 32 in Nz); A's feature map and pad value from SetFmatrix / SetLoadDataPaddingValue
+// (IsResetLoad3dConfig {false, false}), B (K x N in Nz) loaded into L0B as an H = K, W = 1 feature map
+constexpr uint32_t C1 = 2, H = 7, W = 6, C0 = 16, K = C1 * 9 * C0, N = 24, NP = 32, M = 42, MP = 48;
+constexpr IsResetLoad3dConfig FROM_REGISTERS = {false, false};
+__global__ __cube__ void conv(GM_ADDR x, GM_ADDR wt, GM_ADDR y) {
+    GlobalTensor<half> xGm, wGm;
+    GlobalTensor<float> yGm;
+    xGm.SetGlobalBuffer((__gm__ half*)x);
+    wGm.SetGlobalBuffer((__gm__ half*)wt);
+    yGm.SetGlobalBuffer((__gm__ float*)y);
+    LocalTensor<half> fmap(TPosition::A1, 0, C1 * H * W * C0), weights(TPosition::B1, 3072, K * NP);
+    LocalTensor<half> a2(TPosition::A2, 0, MP * K), b2(TPosition::B2, 0, K * NP);
+    LocalTensor<float> c1(TPosition::CO1, 0, MP * NP);
+    DataCopy(fmap, xGm, C1 * H * W * C0);
+    DataCopy(weights, wGm, Nd2NzParams{1, K, NP, 0, NP, K, 1, 0});
+    SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+    uint8_t pads[PAD_SIZE] = {1, 1, 1, 1};
+    SetFmatrix(H, W, pads, FmatrixMode::FMATRIX_LEFT);
+    SetLoadDataPaddingValue(half(0));
+    SetLoadDataRepeat({0, 1, 0});
+    SetLoadDataBoundary(0);
+    LoadData3DParamsV2<half> a;
+    a.channelSize = C1 * C0;
+    a.kExtension = K;
+    a.mExtension = M;
+    a.filterW = 3;
+    a.filterH = 3;
+    LoadData<half, FROM_REGISTERS>(a2, fmap, a);
+    uint8_t none[PAD_SIZE] = {0, 0, 0, 0};
+    LoadData(b2, weights, LoadData3DParamsV2<half>(none, K, 1, NP, NP, K, 0, 0, 1, 1, 1, 1, 1, 1, false, false, half(0)));
+    SetFlag<HardEvent::MTE1_M>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE1_M>(EVENT_ID0);
+    Mmad(c1, a2, b2, MmadParams{M, N, K, 0, false, true});
+    SetFlag<HardEvent::M_FIX>(EVENT_ID0);
+    WaitFlag<HardEvent::M_FIX>(EVENT_ID0);
+    Fixpipe(yGm, c1, FixpipeParamsV220(N, M, MP, N));
+}
+"""
+
+
+def test_conv2d_through_img2col_same_bits_as_in_python(tmp_path, rng):
+    """The img2col conv in C++ (SetFmatrix, SetLoadDataPaddingValue, LoadData<T, {false, false}>, LoadData3DParamsV2
+    into L0B) gives the bits of the pyasc one (tests/cube/cube_kernels.py: conv2d), its sanitizer run clean."""
+    x = rng.standard_normal((20, 7, 6)).astype(np.float16)
+    weight = rng.standard_normal((24, 20, 3, 3)).astype(np.float16)
+    source = tmp_path / "conv.cpp"
+    source.write_text(CONV)
+    y = np.zeros((42, 24), np.float32)
+    report = fusekit.sanitize(load(source).conv)[1](*pack_conv2d(x, weight), y)
+    assert report.ok, report.to_text()
+    assert np.array_equal(y.reshape(7, 6, 24).transpose(2, 0, 1), conv2d(x, weight, (1, 1), (1, 1), (1, 1)))
+
+
+TRANSPOSED_B = """#include "kernel_operator.h"
+using namespace AscendC;
+// C = A x B with B given K x N (not transposed) in GM: ND2NZ into L1 (Nz), then LoadDataWithTranspose into L0B's Zn
+// (LoadDataWithTranspose.md: a half square is one 16 x 16 fractal, an int8 square two 16 x 32 fractals one above the
+// other); every tensor from a LocalMemAllocator of its memory (LocalMemAllocator简介.md)
+template <class T, class C, uint32_t M, uint32_t K, uint32_t N, uint32_t SQUARES>
+__aicore__ inline void Run(GM_ADDR a, GM_ADDR b, GM_ADDR c) {
+    GlobalTensor<T> aGm, bGm;
+    GlobalTensor<C> cGm;
+    aGm.SetGlobalBuffer((__gm__ T*)a);
+    bGm.SetGlobalBuffer((__gm__ T*)b);
+    cGm.SetGlobalBuffer((__gm__ C*)c);
+    LocalMemAllocator<Hardware::L1> l1;
+    LocalMemAllocator<Hardware::L0A> l0a;
+    LocalMemAllocator<Hardware::L0B> l0b;
+    LocalMemAllocator<Hardware::L0C> l0c;
+    LocalTensor<T> a1 = l1.Alloc<TPosition::A1, T>(M * K), b1 = l1.Alloc<TPosition::B1, T>(K * N);
+    LocalTensor<T> a2 = l0a.Alloc<TPosition::A2, T>(M * K);
+    LocalTensor<T> b2 = l0b.Alloc<TPosition::B2, T>(K * N);
+    LocalTensor<C> c1 = l0c.Alloc<C>(M * N);  // without pos: the memory's own (CO1)
+    DataCopy(a1, aGm, Nd2NzParams{1, M, K, 0, K, M, 1, 0});
+    DataCopy(b1, bGm, Nd2NzParams{1, K, N, 0, N, K, 1, 0});
+    SetFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_MTE1>(EVENT_ID0);
+    LoadData(a2, a1, LoadData2DParams{0, K * sizeof(T) / 32, 1, 0, 0, false, 0});
+    LoadDataWithTranspose(b2, b1, LoadData2dTransposeParams{0, SQUARES, 1, 0, 0});
+    SetFlag<HardEvent::MTE1_M>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE1_M>(EVENT_ID0);
+    Mmad(c1, a2, b2, MmadParams{M, N, K, 0, false, true});
+    SetFlag<HardEvent::M_FIX>(EVENT_ID0);
+    WaitFlag<HardEvent::M_FIX>(EVENT_ID0);
+    Fixpipe(cGm, c1, FixpipeParamsV220(N, M, M, N));
+}
+// half: B 32 x 16 is two squares (k blocks); int8: B 32 x 32 is one 32 x 32 square
+__global__ __cube__ void half_b(GM_ADDR a, GM_ADDR b, GM_ADDR c) { Run<half, float, 16, 32, 16, 2>(a, b, c); }
+__global__ __cube__ void int8_b(GM_ADDR a, GM_ADDR b, GM_ADDR c) { Run<int8_t, int32_t, 16, 32, 32, 1>(a, b, c); }
+"""
+
+
+@pytest.mark.parametrize("kernel, dtype, out, n", [("half_b", np.float16, np.float32, 16),
+                                                   ("int8_b", np.int8, np.int32, 32)])
+def test_load_data_with_transpose_from_cpp_loads_b_as_given(tmp_path, rng, kernel, dtype, out, n):
+    source = tmp_path / "transposed_b.cpp"
+    source.write_text(TRANSPOSED_B)
+    a, b = rng.integers(-8, 8, (16, 32)).astype(dtype), rng.integers(-8, 8, (32, n)).astype(dtype)
+    c = np.zeros((16, n), out)
+    report = fusekit.sanitize(load(source)[kernel])[1](a, b, c)
+    assert report.ok, report.to_text()
+    assert np.array_equal(c, a.astype(np.int64) @ b.astype(np.int64))  # small integers: exact in every dtype
+
+
+def test_load_data_with_transpose_refusals_name_the_cpp_call(tmp_path):
+    source = tmp_path / "bad_transpose.cpp"
+    source.write_text('#include "kernel_operator.h"\nusing namespace AscendC;\n'
+                      "__global__ __cube__ void bad(GM_ADDR x) {\n"
+                      "    LocalTensor<half> a(TPosition::A1, 0, 256), b(TPosition::B1, 512, 256);\n"
+                      "    LoadDataWithTranspose(a, b, LoadData2dTransposeParams{0, 1, 0, 0, 0});\n}\n")
+    with pytest.raises(KernelError) as caught:
+        load(source).bad[1](np.zeros(8, np.float32))
+    assert caught.value.op == "LoadDataWithTranspose" and caught.value.line == 5
+    assert "L0A / L0B (TPosition.A2 / B2)" in str(caught.value)
+
+
+def test_int4b_t_compiles_where_named_and_is_refused_as_a_tensor(tmp_path):
+    """asc-devkit's samples branch on IsSameType<T, int4b_t>: that compiles; a tensor of it stops the compile with
+    the reason (fusekit has no 4-bit dtype)."""
+    named = tmp_path / "int4_named.cpp"
+    named.write_text('#include "kernel_operator.h"\nusing namespace AscendC;\n'
+                     "template <class T> __aicore__ inline uint32_t C0() { return IsSameType<T, int4b_t>::value ? 64 : "
+                     "32 / sizeof(T); }\n"
+                     "__global__ __cube__ void c0(GM_ADDR x) {\n    GlobalTensor<int32_t> g;\n"
+                     "    g.SetGlobalBuffer((__gm__ int32_t*)x);\n    g.SetValue(0, C0<int8_t>());\n"
+                     "    g.SetValue(1, C0<half>());\n}\n")
+    x = np.zeros(8, np.int32)
+    load(named).c0[1](x)
+    assert x[:2].tolist() == [32, 16]
+    tensor = tmp_path / "int4_tensor.cpp"
+    tensor.write_text('#include "kernel_operator.h"\nusing namespace AscendC;\n'
+                      "__global__ __cube__ void t(GM_ADDR x) {\n    LocalTensor<int4b_t> a(TPosition::A1, 0, 64);\n}\n")
+    with pytest.raises(CompileError, match=r"int4b_t tensors \(4-bit integers\) are not simulated by fusekit"):
+        load(tensor)
+
+
+# the static-tensor samples (LocalMemAllocator<Hardware::L1 / L0A / L0B / L0C>) and load_data_l12l0's scenarios that
+# use only what is simulated (1 and 2 are int4b_t; 13 writes past its L0B tensor: docs/cube.md)
+SIMD = Path(CHECKOUT or ".") / "examples" / "01_simd_cpp_api"
+
+
+@pytest.mark.skipif(not CHECKOUT or not SIMD.is_dir(),
+                    reason="no asc-devkit checkout (set FUSEKIT_ASC_DEVKIT_CHECKOUT to a clone of cann/asc-devkit)")
+@pytest.mark.parametrize("example, scenario", [
+    ("00_introduction/02_matrix/matmul_basic_api", None),                       # LocalMemAllocator<L1 ...>
+    ("00_introduction/03_fusion_operation/matmul_leakyrelu_basic_api", None),   # ... in a mix kernel
+    ("03_basic_api/03_matrix_compute/load_data_l12l0", 3),                      # int8, Load2D
+    ("03_basic_api/03_matrix_compute/load_data_l12l0", 5),                      # int8, LoadDataWithTranspose
+    ("03_basic_api/03_matrix_compute/load_data_l12l0", 9),                      # half, LoadDataWithTranspose
+    ("03_basic_api/03_matrix_compute/load_data_l12l0", 11),                     # float, Load2D
+])
+def test_more_asc_devkit_cube_examples_pass_their_own_verify_script(example, scenario):
+    source = SIMD / example / f"{example.rsplit('/', 1)[1]}.asc"
+    row = conformance.run_example(conformance.Example(source, scenario))
+    assert row.verdict == "passed", f"{row.verdict}: {row.reason}"
+
+
+NATIVE_GM = """#include "kernel_operator.h"
+using namespace AscendC;
+// asc-devkit's CopyTiling: the kernel's own C++ reads its tiling through the GM pointer (fusekit.cpp.memory maps
+// each GM buffer's bytes at its device address); `past` reads 64 KiB past the end of x, in the unmapped gap
+struct Tiling { uint32_t m, n, scale; };
+__global__ __cube__ void copy_tiling(GM_ADDR tilingGm, GM_ADDR y) {
+    Tiling tiling;
+    uint32_t* dst = reinterpret_cast<uint32_t*>(&tiling);
+    auto src = reinterpret_cast<__gm__ uint32_t*>(tilingGm);
+    for (uint32_t i = 0; i < sizeof(Tiling) / sizeof(uint32_t); ++i) dst[i] = *(src + i);
+    *(src + 3) = tiling.m * tiling.n;  // a native write lands in the buffer too
+    GlobalTensor<uint32_t> out;
+    out.SetGlobalBuffer((__gm__ uint32_t*)y);
+    out.SetValue(0, tiling.m * tiling.scale);
+    out.SetValue(1, tiling.n * tiling.scale);
+}
+__global__ __cube__ void past(GM_ADDR x, GM_ADDR y) {
+    GlobalTensor<uint32_t> out;
+    out.SetGlobalBuffer((__gm__ uint32_t*)y);
+    out.SetValue(0, *(reinterpret_cast<__gm__ volatile uint32_t*>(x) + 16384));
+}
+"""
+
+
+def test_a_kernels_own_cpp_reads_and_writes_gm_through_its_pointer(tmp_path):
+    source = tmp_path / "native_gm.cpp"
+    source.write_text(NATIVE_GM)
+    library = load(source)
+    tiling, y = np.array([3, 5, 7, 0], np.uint32), np.zeros(8, np.uint32)
+    library.copy_tiling[1](tiling, y)
+    assert y[:2].tolist() == [21, 35] and tiling[3] == 15
+    with pytest.raises(KernelError, match=r"crashed \(SIGSEGV\)"):  # past the buffer: a KernelError, not a dead process
+        library.past[1](np.zeros(8, np.uint32), y)

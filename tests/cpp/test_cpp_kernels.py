@@ -100,11 +100,11 @@ def test_cached_rebuild_is_under_a_second():
 def test_a_call_fusekit_does_not_simulate_fails_at_compile_time_naming_it(tmp_path):
     source = tmp_path / "k.cpp"
     source.write_text('#include "kernel_operator.h"\n__global__ __aicore__ void k(GM_ADDR x) {\n'
-                      "    AscendC::LoadDataWithTranspose(x);\n}\n")
+                      "    AscendC::MmadWithSparse(x);\n}\n")
     with pytest.raises(CompileError) as caught:
         load(source)
     text = str(caught.value)
-    assert f"{source}:3:" in text and "note: AscendC::LoadDataWithTranspose is not simulated" in text
+    assert f"{source}:3:" in text and "note: AscendC::MmadWithSparse is not simulated" in text
 
 
 @pytest.mark.parametrize("code, hint", [
@@ -226,7 +226,7 @@ extern "C" __global__ __aicore__ void crash(GM_ADDR x, uint32_t mode) {
     if (AscendC::GetBlockIdx() == 1) {
         if (mode == 1) { volatile int* p = nullptr; *p = 1; }
         if (mode == 2) { volatile uint32_t zero = 0; volatile uint32_t q = 5 / zero; (void)q; }
-        if (mode == 3) { ((float*)x)[1] = 3; }
+        if (mode == 3) { ((volatile float*)x)[262144] = 3; }  // 1 MiB past x: the unmapped gap after its buffer
     }
 }
 """

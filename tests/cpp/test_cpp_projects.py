@@ -76,7 +76,7 @@ def test_cli_refuses_what_is_not_a_project(tmp_path):
 
 
 def test_emitted_project_round_trips_bit_for_bit(tmp_path, rng):
-    pytest.importorskip("asc", reason="emit --project traces the kernel with pyasc (fusekit[pyasc])")
+    pytest.importorskip("asc", reason="emit --project traces the kernel with pyasc (ascend-fusekit[pyasc])")
     from fusekit.ops import fused_add_scale
     from fusekit.pyasc.project import write_project
 
@@ -99,7 +99,7 @@ def test_a_tiling_function_that_crashes_is_reported(tmp_path):
 
 @pytest.mark.parametrize("name, attrs", [("swiglu", {}), ("add_rms_norm", {"eps": 1e-6})])
 def test_emitted_generated_op_project_round_trips(tmp_path, rng, name, attrs):
-    pytest.importorskip("asc", reason="emit --project traces the kernel with pyasc (fusekit[pyasc])")
+    pytest.importorskip("asc", reason="emit --project traces the kernel with pyasc (ascend-fusekit[pyasc])")
     from fusekit.gen.catalogue import CATALOGUE
 
     op = CATALOGUE[name]

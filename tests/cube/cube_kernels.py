@@ -1,5 +1,7 @@
 """Cube kernels the cube tests run, written as a pyasc user writes them (``@asc.jit(kernel_type=AIC_ONLY)``).
 
+``conv2d``: a convolution lowered through img2col (see its section below).
+
 ``matmul``: C (M x N) = A (M x K) x B (K x N) (+ bias) on one AIC, B given transposed (N x K, row-major) so that
 ND2NZ lands it in Zn fractals; K in steps of ``base_k``, each step a Mmad that starts C (from 0 or from the bias
 row) on the first step and accumulates after; C out through Fixpipe with ``quant`` and ``deq``. A and B go
@@ -139,3 +141,87 @@ class Snapshots:
 
     def end_core(self, core: int) -> None:
         pass
+
+
+# ---- conv2d as img2col (A into L0A; AD-API LoadData_3D.md) x the weights (B into L0B, an Nz matrix loaded as a
+# feature map) -> Mmad -> Fixpipe; tests/cube/test_cube_load3d.py and tests/cpp/test_cpp_cube.py run it
+
+@asc.jit(kernel_type=AIC)
+def conv2d_kernel(x: asc.GlobalAddress, wt: asc.GlobalAddress, y: asc.GlobalAddress, c1: asc.ConstExpr[int],
+                  h: asc.ConstExpr[int], w: asc.ConstExpr[int], n: asc.ConstExpr[int], filt: asc.ConstExpr[tuple],
+                  stride: asc.ConstExpr[tuple], dilation: asc.ConstExpr[tuple], pads: asc.ConstExpr[tuple],
+                  m: asc.ConstExpr[int]):
+    x_gm, w_gm, y_gm = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
+    x_gm.set_global_buffer(x)
+    w_gm.set_global_buffer(wt)
+    y_gm.set_global_buffer(y)
+    t = x_gm.dtype
+    c0 = 32 // t.sizeof()
+    k = c1 * filt[0] * filt[1] * c0
+    np_ = -(-n // 16) * 16
+    fmap = asc.LocalTensor(t, asc.TPosition.A1, 0, c1 * h * w * c0)
+    weights = asc.LocalTensor(t, asc.TPosition.B1, -(-(c1 * h * w * c0 * t.sizeof()) // 512) * 512, k * np_)
+    a2 = asc.LocalTensor(t, asc.TPosition.A2, 0, -(-m // 16) * 16 * k)
+    b2 = asc.LocalTensor(t, asc.TPosition.B2, 0, k * np_)
+    c1_ = asc.LocalTensor(asc.float32, asc.TPosition.CO1, 0, -(-m // 16) * 16 * np_)
+    asc.data_copy(fmap, x_gm, c1 * h * w * c0)
+    asc.data_copy(weights, w_gm, asc.Nd2NzParams(1, k, np_, 0, np_, k, 1, 0))   # B (K x N) in Nz
+    asc.set_flag(asc.HardEvent.MTE2_MTE1, 0)
+    asc.wait_flag(asc.HardEvent.MTE2_MTE1, 0)
+    asc.load_data(a2, fmap, asc.LoadData3DParamsV2(list(pads), h, w, c1 * c0, k, m, 0, 0, stride[1], stride[0],
+                                                   filt[1], filt[0], dilation[1], dilation[0], False, 0))
+    # B as a feature map: H = K rows, W = 1, its N columns the channels; into L0B it lands in Zn
+    asc.load_data(b2, weights, asc.LoadData3DParamsV2([0, 0, 0, 0], k, 1, np_, np_, k))
+    asc.set_flag(asc.HardEvent.MTE1_M, 0)
+    asc.wait_flag(asc.HardEvent.MTE1_M, 0)
+    asc.mmad(c1_, a2, b2, asc.MmadParams(m, n, k, 0, False, True))
+    asc.set_flag(asc.HardEvent.M_FIX, 0)
+    asc.wait_flag(asc.HardEvent.M_FIX, 0)
+    asc.fixpipe(y_gm, c1_, asc.FixpipeParamsV220(n, m, -(-m // 16) * 16, n))
+
+
+def pack_conv2d(x, weight):
+    """x (Cin, H, W) as NC1HWC0 (N = 1, channels zero-padded to C1 x C0) and weight (Cout, Cin, kh, kw) as the
+    img2col matrix's partner B (K = (c1, kh, kw, c0) rows x Cout padded to 16), both flat."""
+    cin, h, w = x.shape
+    cout, _, kh, kw = weight.shape
+    c0 = 32 // x.itemsize
+    c1 = -(-cin // c0)
+    fmap = np.zeros((c1 * c0, h, w), x.dtype)
+    fmap[:cin] = x
+    fmap = fmap.reshape(c1, c0, h, w).transpose(0, 2, 3, 1)
+    b = np.zeros((c1, kh, kw, c0, ceil_to(cout, 16)), x.dtype)
+    wpad = np.zeros((cout, c1 * c0, kh, kw), x.dtype)
+    wpad[:, :cin] = weight
+    b[..., :cout] = wpad.reshape(cout, c1, c0, kh, kw).transpose(1, 3, 4, 2, 0)
+    return np.ascontiguousarray(fmap).reshape(-1), b.reshape(-1)
+
+
+def conv2d(x, weight, stride, padding, dilation):
+    """y (Cout, Ho, Wo) of x (Cin, H, W) * weight (Cout, Cin, kh, kw) through :func:`conv2d_kernel`."""
+    cin, h, w = x.shape
+    cout, _, kh, kw = weight.shape
+    c1 = -(-cin // (32 // x.itemsize))
+    fmap, b = pack_conv2d(x, weight)
+    pads = (padding[1], padding[1], padding[0], padding[0])
+    ho = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    wo = (w + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    y = np.zeros((ho * wo, cout), np.float32)
+    conv2d_kernel[1](fmap, b, y, c1, h, w, cout, (kh, kw), stride, dilation, pads, ho * wo)
+    return y.reshape(ho, wo, cout).transpose(2, 0, 1)
+
+
+def conv2d_reference(x, weight, stride, padding, dilation):
+    """float64 cross-correlation, as torch.nn.functional.conv2d."""
+    cin, h, w = x.shape
+    cout, _, kh, kw = weight.shape
+    xp = np.pad(x.astype(np.float64), ((0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    ho = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    wo = (w + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    y = np.zeros((cout, ho, wo))
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, i * dilation[0]:i * dilation[0] + stride[0] * (ho - 1) + 1:stride[0],
+                       j * dilation[1]:j * dilation[1] + stride[1] * (wo - 1) + 1:stride[1]]
+            y += np.einsum("chw,oc->ohw", patch, weight[:, :, i, j].astype(np.float64))
+    return y

@@ -88,6 +88,20 @@ def test_cube_only_iterate_all(dtype, out, b_trans, n):
     np.testing.assert_array_equal(c, expected.astype(out))
 
 
+@pytest.mark.parametrize("m", [1, 17, 33])
+def test_a_block_of_one_row_is_not_gemv(m):
+    """m = 1 makes Mmad a GEMV reading A as one contiguous row (Mmad计算关键特性说明/GEMV.md); the Matmul's A sits
+    in Zz fractals, so a block of one row (M = 1, or the last of 33 on one core's share of 16-row blocks) must not
+    issue m = 1."""
+    n, k = 96, 100
+    a, b = _integers((m, k), np.float16, 7), _integers((k, n), np.float16, 8)
+    bias = np.zeros((1, n), np.float32)
+    tiling = tiling_for(m, n, k, 1, np.float16, np.float32, fix=(16, 32, -1))
+    c = np.zeros((m, n), np.float32)
+    cube_only[tiling.used_core_num](a, b, c, bias, tiling, np.zeros(1 << 16, np.uint8), False)
+    np.testing.assert_array_equal(c, (a.astype(np.int64) @ b.astype(np.int64)).astype(np.float32))
+
+
 @asc.jit
 def leaky(a: asc.GlobalAddress, b: asc.GlobalAddress, c: asc.GlobalAddress, bias: asc.GlobalAddress, alpha: float,
           tiling: asc.adv.TCubeTiling, workspace: asc.GlobalAddress):

@@ -19,7 +19,7 @@ M = N = K = 32  # one 32 x 32 tile per AI Core; each AIV takes 16 rows
 
 @asc.jit(kernel_type=MIX)
 def matmul_leaky_relu(a: asc.GlobalAddress, bt: asc.GlobalAddress, work: asc.GlobalAddress, y: asc.GlobalAddress,
-                      wait: asc.ConstExpr[bool]):
+                      wait: asc.ConstExpr[bool], defaults: asc.ConstExpr[bool] = False):
     if asc.ascend_is_aic():
         block = asc.get_block_idx()
         ag, bg, wg = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
@@ -51,7 +51,9 @@ def matmul_leaky_relu(a: asc.GlobalAddress, bt: asc.GlobalAddress, work: asc.Glo
         wg.set_global_buffer(work + start)
         yg.set_global_buffer(y + start)
         t = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, rows * N)
-        if wait:
+        if wait and defaults:  # C++'s CrossCoreWaitFlag(0): modeId 0 and PIPE_S, which A2/A3 ignore
+            asc.cross_core_wait_flag(0, 0, asc.PipeID.PIPE_S)
+        elif wait:
             asc.cross_core_wait_flag(0, 2, asc.PipeID.PIPE_MTE2)
         asc.data_copy(t, wg, rows * N)
         asc.set_flag(asc.HardEvent.MTE2_V, 0)
@@ -62,13 +64,13 @@ def matmul_leaky_relu(a: asc.GlobalAddress, bt: asc.GlobalAddress, work: asc.Glo
         asc.data_copy(yg, t, rows * N)
 
 
-def _args(blocks: int, wait: bool = True):
+def _args(blocks: int, wait: bool = True, defaults: bool = False):
     rng = np.random.default_rng(4)
     a = rng.standard_normal((blocks * M, K)).astype(np.float16)
     b = rng.standard_normal((K, N)).astype(np.float16)
     work = np.zeros((blocks * M, N), np.float32)
     y = np.zeros((blocks * M, N), np.float32)
-    return a, b, (a, np.ascontiguousarray(b.T), work, y, wait)
+    return a, b, (a, np.ascontiguousarray(b.T), work, y, wait, defaults)
 
 
 def test_a_mix_launch_runs_an_aic_and_two_aivs_per_block():
@@ -92,6 +94,16 @@ def test_the_flag_orders_the_workspace_and_its_absence_is_a_race():
     assert races and {f.pipes for f in races} <= {("FIX", "MTE2"), ("MTE2", "FIX")}
     assert "aic(" in races[0].message and "aiv(" in races[0].message
     assert "aic(" in report.to_text()
+
+
+def test_a_wait_with_cpp_default_mode_and_pipe_takes_the_aics_mode_2_sets():
+    # CrossCoreWaitFlag(ISASI).md: on A2/A3 the wait's modeId and pipe have no effect; it waits for its core's
+    # counter of the flag, which the AIC's mode-2 set fed (asc-devkit's matmul_leakyrelu_basic_api waits so)
+    a, b, args = _args(2, defaults=True)
+    report = sanitize(matmul_leaky_relu, outputs=("y",))[2](*args)
+    assert report.findings == []
+    c = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(args[3], np.where(c >= 0, c, 0.1 * c), rtol=1e-5, atol=1e-5)
 
 
 def test_a_wait_no_aic_sets_is_a_deadlock():

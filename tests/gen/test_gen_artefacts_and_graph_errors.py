@@ -16,7 +16,9 @@ from fusekit.gen import catalogue as cat
 from fusekit.gen.graph import GraphError
 
 
-@pytest.mark.parametrize("name", list(cat.CATALOGUE))
+# the vector operators: GeneratedOp.write writes the vector lowering's kernel; a cube operator's kernel depends on
+# its inputs' layout (a (N,) bias in Mmad, a 0-d scale in Fixpipe) and is its run's variant (fusekit.gen.cube)
+@pytest.mark.parametrize("name", [name for name, op in cat.CATALOGUE.items() if op.cube is None])
 def test_written_artefacts_name_the_kernel_as_msopgen_looks_it_up(tmp_path, name):
     """Regression: fresh-venv tester report, issue 12."""
     op = cat.get(name)

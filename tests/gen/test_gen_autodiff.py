@@ -101,7 +101,8 @@ def _attrs(op):
 
 
 def _ops():
-    ops = {k: v for k, v in CATALOGUE.items() if "float32" in v.dtypes}
+    # vector operators: autodiff has no derivative for matmul / conv2d (GraphError), so the cube's are left out
+    ops = {k: v for k, v in CATALOGUE.items() if "float32" in v.dtypes and v.cube is None}
     ops.update({o.name: o for o in (arith, unary, kinks, reductions, row_only, cast_chain)})
     return ops
 
@@ -209,6 +210,8 @@ def test_backward_op_runs_on_the_simulator():
 
 def _backward_cases():
     for name, op in sorted(CATALOGUE.items()):
+        if op.cube is not None:  # no derivative for matmul / conv2d (autodiff raises GraphError)
+            continue
         back32 = autodiff.backward(op.graph, "float32")
         if back32.op is None:
             continue

@@ -17,7 +17,7 @@ from fusekit.gen import project
 from fusekit.pyasc.opdef import load_op_info
 
 HAVE_PYASC = importlib.util.find_spec("asc") is not None
-needs_pyasc = pytest.mark.skipif(not HAVE_PYASC, reason="pyasc is not installed (pip install 'fusekit[pyasc]')")
+needs_pyasc = pytest.mark.skipif(not HAVE_PYASC, reason="pyasc is not installed (pip install 'ascend-fusekit[pyasc]')")
 C_TYPES = {"float16": "half", "float32": "float", "int8": "int8_t", "int32": "int32_t"}
 # fusekit.gen instruction -> the Ascend C call pyasc must translate it to (AD-API names)
 SPECIAL = {"bcast": "Duplicate", "padded": "Duplicate", "ln": "Ln", "rows_muls": "Muls", "rows_adds": "Adds"}
@@ -30,7 +30,10 @@ def _camel(op: str) -> str:
     return SPECIAL.get(op) or "".join(p.capitalize() for p in op.split("_"))
 
 
-CASES = [(name, d) for name, op in cat.CATALOGUE.items() for d in op.dtypes if d in EMITTABLE]
+# the vector operators: emit and --project refuse a cube one in one line (fusekit.gen.project._vector_only; its
+# AIC / mix kernel is not traced nor its host tiling generated yet), which tests/gen_cube/test_gen_cube_cli checks
+VECTOR = [name for name, op in cat.CATALOGUE.items() if op.cube is None]
+CASES = [(name, d) for name in VECTOR for d in cat.CATALOGUE[name].dtypes if d in EMITTABLE]
 
 
 @needs_pyasc
@@ -69,7 +72,7 @@ def _signature(cpp: str, function: str) -> list[str]:
 
 
 @needs_pyasc
-@pytest.mark.parametrize("name", list(cat.CATALOGUE))
+@pytest.mark.parametrize("name", VECTOR)
 def test_every_catalogue_op_becomes_a_cann_project(tmp_path, monkeypatch, name):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     op = cat.get(name)
@@ -138,10 +141,10 @@ def test_canonical_layout_of_row_ops():
 
 def test_emit_without_pyasc_names_the_install_command(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "asc", None)  # import asc fails
-    with pytest.raises(PyascMissing, match=re.escape("pip install 'fusekit[pyasc]'")):
+    with pytest.raises(PyascMissing, match=re.escape("pip install 'ascend-fusekit[pyasc]'")):
         project.emit(cat.get("swiglu"), "float16")
     assert cli_main(["emit", "swiglu"]) == 2
-    assert "pip install 'fusekit[pyasc]'" in capsys.readouterr().err
+    assert "pip install 'ascend-fusekit[pyasc]'" in capsys.readouterr().err
 
 
 def test_emit_refuses_bfloat16_and_foreign_dtypes(capsys):

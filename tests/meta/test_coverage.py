@@ -27,13 +27,6 @@ def test_docs_coverage_md_is_up_to_date():
         "docs/coverage.md is stale: run python -m fusekit.asc.coverage docs/coverage.md"
 
 
-def test_readme_instruction_table_is_the_registrys():
-    """README.md's instruction table (between its markers) is what the registry renders today."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert coverage.readme_block(readme) == coverage.instruction_table(), \
-        "README.md's instruction table is stale: run python -m fusekit.asc.coverage --readme README.md"
-
-
 @pytest.mark.parametrize("name, why", [("mmad_with_sparse", "cube unit"), ("load_data_with_sparse", "cube unit"),
                                        ("set_fix_pipe_pre_quant_flag", "cube unit"), ("set_aipp_functions", "AIPP")])
 def test_out_of_scope_call_names_pyasc_and_the_kernel_line(name, why):

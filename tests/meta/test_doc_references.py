@@ -17,20 +17,21 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SCANNED = ("src", "tests", "tools", "benchmarks")
+SCANNED = ("src", "tests", "tools", "benchmarks", "examples")
 TEXT_SUFFIXES = {".py", ".sh", ".json", ".toml", ".cfg", ".ini", ".txt", ".md", ".yaml", ".yml"}
 SKIPPED_DIRS = {"__pycache__", ".pytest_cache", ".hypothesis"}
 
 _QUOTED = r'"([^\W_][^"]{0,150}?)"'  # a section name: starts with a letter or digit, one line or a few
-# docs/<name>.md, not part of a longer path (asc-devkit's docs/zh/api/... pages are not this repository's)
-_DOC = re.compile(r"(?<![\w./-])docs/([\w.-]+\.md)\b")
+# docs/<name>.md or a page of the site's guide/ and reference/ folders, not part of a longer path (asc-devkit's
+# docs/zh/api/... pages are not this repository's)
+_DOC = re.compile(r"(?<![\w./-])docs/((?:guide/|reference/)?[\w.-]+\.md)\b")
 _FIRST_SECTION = re.compile(r"`{0,2}\s*[,;:]?\s*" + _QUOTED)
 _MORE_SECTION = re.compile(r"\s*[,;]\s*" + _QUOTED)
 _SECTION_BEFORE = re.compile(_QUOTED + r"\s+in\s+`{0,2}docs/([\w.-]+\.md)\b")
 # an absolute path to a document: /tmp/..., /work/..., /home/... (not a URL, not a relative path)
 _ABSOLUTE = re.compile(r"(?<![\w.:/-])(/(?:[\w.+-]+/)+[\w.+-]+\.(?:md|rst|adoc|html|pdf))\b")
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
-_REPO_PATH = re.compile(r"`((?:src|tests|tools|benchmarks)/[^`\s<>]+|docs/[\w.-]+\.md)`")  # not asc-devkit's docs/zh/
+_REPO_PATH = re.compile(r"`((?:src|tests|tools|benchmarks)/[^`\s<>]+|docs/(?:guide/|reference/)?[\w.-]+\.md)`")  # not asc-devkit's docs/zh/
 
 
 def _normal(text: str) -> str:
@@ -100,14 +101,15 @@ def test_every_document_reference_resolves_inside_the_repository():
 
 
 def test_the_documents_cite_only_sections_and_paths_that_exist():
+    """README.md and every page of the site (docs/, its guide/ and reference/ folders included)."""
     found = []
-    for doc in sorted((ROOT / "docs").glob("*.md")):
-        text = doc.read_text(encoding="utf-8")
-        found += problems(text, f"docs/{doc.name}", ROOT / "docs")
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        text, where = doc.read_text(encoding="utf-8"), str(doc.relative_to(ROOT))
+        found += problems(text, where, ROOT / "docs")
         for path in _REPO_PATH.findall(text):
             path = path.rstrip(".,;:)")
             if not (list(ROOT.glob(path)) if "*" in path else (ROOT / path).exists()):
-                found.append(f"docs/{doc.name}: {path} does not exist")
+                found.append(f"{where}: {path} does not exist")
     assert found == [], "\n".join(found)
 
 
@@ -137,6 +139,7 @@ def test_checker_accepts_references_that_resolve(docs, text):
 
 @pytest.mark.parametrize("text, why", [
     ('see ``' + "/".join(["docs", "missing.md"]) + '``.', "missing.md is not in the repository"),
+    ('see ``' + "/".join(["docs", "guide", "missing.md"]) + '``.', "guide/missing.md is not in the repository"),
     (f'({DOC}, "Adding an op")', "has no section 'Adding an op'"),
     (f'({DOC}, "Adding a family"; "Removing a family")', "has no section 'Removing a family'"),
     (f'"Hardware" in ``{DOC}``', "has no section 'Hardware'"),

@@ -20,7 +20,7 @@ from fusekit.ops.fused_add_scale import OP
 from support import TESTS
 
 HAVE_PYASC = importlib.util.find_spec("asc") is not None
-needs_pyasc = pytest.mark.skipif(not HAVE_PYASC, reason="pyasc is not installed (pip install 'fusekit[pyasc]')")
+needs_pyasc = pytest.mark.skipif(not HAVE_PYASC, reason="pyasc is not installed (pip install 'ascend-fusekit[pyasc]')")
 PYASC_KERNEL = TESTS / "pyasc_kernels" / "scale_by.py"
 
 
@@ -103,7 +103,7 @@ def test_bfloat16_is_refused():
 
 def test_emit_without_pyasc_names_the_install_command(monkeypatch):
     monkeypatch.setitem(sys.modules, "asc", None)  # import asc fails
-    with pytest.raises(PyascMissing, match=re.escape("pip install 'fusekit[pyasc]'")):
+    with pytest.raises(PyascMissing, match=re.escape("pip install 'ascend-fusekit[pyasc]'")):
         emit("fused_add_scale", "float16")
 
 

@@ -38,6 +38,14 @@ def copy(seq, nbytes, start=0, write=False, hint="", core=0, buffer="x"):
                  count=nbytes // 2, nbytes=nbytes, dtype="float16")
 
 
+def rows_copy(core, rows, row_bytes):
+    """GM -> UB of ``rows`` contiguous bursts of ``row_bytes`` each, L2 disabled (DataCopyParams' block form)."""
+    reads = tuple(Access(Mem.GM, "x", r * row_bytes, (r + 1) * row_bytes, "x", l2=DISABLE) for r in range(rows))
+    nbytes = rows * row_bytes
+    return Instr(core, 0, "data_copy", Pipe.MTE2, reads=reads, writes=(Access(Mem.UB, "UB", 0, nbytes, "t"),),
+                 count=nbytes // 2, nbytes=nbytes, dtype="float16")
+
+
 def request_factor(nbytes):
     payload = nbytes / RAW["mte_engine_gbps"]
     return payload / (payload + RAW["mte_request_ns"] + RAW["mte_burst_ns"])
@@ -156,7 +164,8 @@ def test_small_bursts_that_bypass_l2_use_hbm_at_their_own_efficiency():
 # --- same-window contention -------------------------------------------------------------------------
 def test_cores_reading_the_same_window_at_once_share_its_rate():
     # DataCopy scenario 7's situation: 48 cores, one window; the window's share binds before the engine or HBM
-    cores = [[copy(0, 16384, hint=DISABLE, core=c)] for c in range(48)]
+    # (its 128 rows of 128 B: the window serves accesses, counted in gm_window_burst_bytes bursts)
+    cores = [[rows_copy(c, 128, 128)] for c in range(48)]
     assert window_sharers(cores, load(SOC))[0] == 48
     window = RAW["gm_window_gbps"] * 1e3 / 48
     assert window < 16384 / hbm_us(16384, sharers=48)

@@ -145,21 +145,19 @@ def _relu_chain(a):
     return torch.relu(a * 2 + 1)
 
 
-def test_dynamic_shapes_warn_once_per_graph_with_separate_sections():
-    """Regression: tester report, issue 13."""
+def test_dynamic_shapes_recompile_fuses_with_separate_sections():
+    """Regression: tester report, issue 13 (a section per recompile); since issue 23 the dynamic recompile fuses."""
     compiled = fusekit.torch.compile(_relu_chain, progress=False, dynamic=None)  # Dynamo's automatic dynamic
     _, first = _caught(lambda: compiled(torch.randn(4, 8)))
     x = torch.randn(6, 8)
     y, second = _caught(lambda: compiled(x))
     assert torch.equal(y, _relu_chain(x))
-    assert not [m for m in first if "dynamic" in m]
-    dyn = [m for m in second if "dynamic shapes" in m]
-    assert len(dyn) == 1 and "dynamic=False" in dyn[0] and "inference #2" in dyn[0]
+    assert not [m for m in first + second if "fusekit" in m]
     rep = compiled.fusekit_report
     text = rep.text()
-    assert "== inference graph: 1 fused" in text and "== inference #2 graph" in text
-    assert any("dynamic shapes" in k for k in rep.eager["inference #2"])
-    assert [g.graph for g in rep.groups] == ["inference"]
+    assert "== inference graph: 1 fused" in text and "== inference #2 graph: 1 fused" in text
+    assert "inference #2" in rep.dynamic and "inference" not in rep.dynamic
+    assert [g.graph for g in rep.groups] == ["inference", "inference #2"]
 
 
 def test_string_backend_report_keeps_a_section_per_recompile(tmp_path):
@@ -168,19 +166,20 @@ def test_string_backend_report_keeps_a_section_per_recompile(tmp_path):
     compiled = torch.compile(_relu_chain, backend="fusekit", options={"report": str(path), "progress": False,
                                                                      "project": False})
     compiled(torch.randn(4, 8))
-    _, msgs = _caught(lambda: compiled(torch.randn(6, 8)))
-    assert [m for m in msgs if "dynamic shapes" in m]
+    compiled(torch.randn(6, 8))
     text = path.read_text()
-    assert "== inference graph: 1 fused" in text and "== inference #2 graph: 0 fused" in text
+    assert "== inference graph: 1 fused" in text and "== inference #2 graph: 1 fused" in text
+    assert "dynamic shapes: sizes s" in text
 
 
-def test_dynamic_true_warns_and_matches_eager():
-    """Regression: tester report, issue 13."""
+def test_dynamic_true_fuses_and_matches_eager():
+    """Regression: tester report, issue 13; since issue 23 dynamic=True fuses (tests/torch_backend/test_torch_dynamic.py)."""
     compiled = fusekit.torch.compile(_relu_chain, progress=False, dynamic=True)
     x = torch.randn(5, 8)
     y, msgs = _caught(lambda: compiled(x))
     assert torch.equal(y, _relu_chain(x))
-    assert len([m for m in msgs if "static shapes only" in m]) == 1
+    assert not [m for m in msgs if "fusekit" in m]
+    assert [g.fused for g in compiled.fusekit_report.groups] == [True]
 
 
 # -- 5. small messages --------------------------------------------------------------------------------

@@ -25,6 +25,10 @@ from autograd_ref import torch_grads  # noqa: E402
 
 ATTRS = {"scale": 0.625, "a": 1.5, "b": -0.75, "lo": -0.5, "hi": 0.5, "eps": 1e-5, "offset": 0.25}
 SHIPPED = tops.register_shipped()
+# the elementwise operators: the layouts below broadcast one shape; the cube's (a matmul or a conv2d: their
+# operands' shapes differ) are test_cube_op_*'s below, without gradients (autodiff has no matmul derivative)
+VECTOR = [name for name in SHIPPED if tops.spec_of(name).gen.cube is None]
+CUBE = sorted(set(SHIPPED) - set(VECTOR))
 C = 32
 # where the last tensor input sits in the broadcast (the others are (3, C), or (2, 3, C) for "3d")
 LAYOUTS = {"full": (3, C), "row": (C,), "column": (3, 1), "scalar": (), "3d": (C,), "strided": (3, C)}
@@ -54,7 +58,7 @@ def _attrs(spec) -> dict:
 
 
 def _cases():
-    for name in SHIPPED:
+    for name in VECTOR:
         spec = tops.spec_of(name)
         for dtype in spec.dtypes:
             layouts = ["full", "strided"]
@@ -97,7 +101,7 @@ def test_every_shipped_op_is_registered():
         assert overload is getattr(torch.ops.fusekit, name).default
 
 
-@pytest.mark.parametrize("name", sorted(SHIPPED))
+@pytest.mark.parametrize("name", sorted(VECTOR))
 def test_outputs_match_the_generator(name):
     """The torch operator returns what the numpy front end computes on the same memory."""
     spec = tops.spec_of(name)
@@ -116,7 +120,73 @@ def test_outputs_match_the_generator(name):
         np.testing.assert_array_equal(tops.to_numpy(g), w)
 
 
-GRAD_OPS = sorted(n for n in SHIPPED if any(d in ("float32",) for d in tops.spec_of(n).dtypes)
+# the cube operators' inputs and their result's shape (numpy.matmul's rule; a conv2d's NHWC (N, Ho, Wo, Cout) with
+# stride 1, padding 1: Ho = H + 2 - 3 + 1, torch.nn.functional.conv2d's formula), written out by hand
+CUBE_CASES = {
+    "matmul_bias": ({"x": (2, 32, 48), "w": (48, 64), "bias": (64,)}, (2, 32, 64)),
+    "matmul_bias_gelu": ({"x": (32, 48), "w": (48, 64), "bias": (64,)}, (32, 64)),
+    "matmul_bias_gelu_erf": ({"x": (32, 48), "w": (48, 64), "bias": (64,)}, (32, 64)),
+    "attention_score": ({"q": (32, 16), "k": (48, 16), "mask": (48,)}, (32, 48)),
+    "quant_matmul_dequant": ({"x": (32, 64), "w": (48, 64), "scale": (48,)}, (32, 48)),
+    "matmul_bias_relu_quant": ({"x": (32, 48), "w": (48, 64), "bias": (64,)}, (32, 64)),
+    "matmul_swiglu": ({"x": (32, 48), "w_gate": (48, 64), "w_up": (48, 64)}, (32, 64)),
+    "conv2d_bias_relu_quant": ({"x": (2, 4, 6, 6), "w": (8, 4, 3, 3), "bias": (8,)}, (2, 6, 6, 8)),
+}
+
+
+def _cube_inputs(name: str, seed: int = 0) -> list:
+    """Inputs of a cube operator in its first dtype: int8 operands in [-8, 8) (a product far inside float16)."""
+    spec = tops.spec_of(name)
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for n in spec.graph.inputs:
+        shape, fixed = CUBE_CASES[name][0][n.name], spec.graph.input_dtypes.get(n.name)
+        if fixed == "int8":
+            out.append(torch.randint(-8, 8, shape, generator=gen, dtype=torch.int8))
+        else:
+            out.append(torch.randn(shape, generator=gen).to(getattr(torch, fixed or spec.dtypes[0])))
+    return out
+
+
+def test_every_cube_op_has_a_case():
+    assert set(CUBE) == set(CUBE_CASES)
+
+
+@pytest.mark.parametrize("name", CUBE)
+def test_cube_op_matches_the_generator_in_the_products_shape(name):
+    """A matmul / conv2d operator through torch: the product's shape (the fake kernel's too), and the values the
+    numpy front end computes on the same memory, bit for bit."""
+    spec = tops.spec_of(name)
+    args = _cube_inputs(name)
+    got = SHIPPED[name](*args, **_attrs(spec))
+    want = spec.gen.run(*[tops.to_numpy(t) for t in args], **_attrs(spec)).y
+    assert got.is_contiguous() and tuple(got.shape) == CUBE_CASES[name][1] == want.shape
+    np.testing.assert_array_equal(tops.to_numpy(got), want)
+    with torch._subclasses.FakeTensorMode() as mode:
+        fake = SHIPPED[name](*[mode.from_tensor(t) for t in args], **_attrs(spec))
+    assert tuple(fake.shape) == CUBE_CASES[name][1] and fake.dtype == got.dtype
+
+
+@pytest.mark.parametrize("name", ["matmul_bias", "conv2d_bias_relu_quant"])
+def test_cube_opcheck(name):
+    """torch.library.opcheck (schema, FakeTensor, AOT dispatch with dynamic shapes) of a matmul and a conv2d
+    operator, inputs without gradients."""
+    result = torch.library.opcheck(SHIPPED[name], tuple(_cube_inputs(name)), _attrs(tops.spec_of(name)))
+    assert result == {k: "SUCCESS" for k in result} and len(result) == 4
+
+
+def test_conv2d_through_torch_against_float64_torch():
+    """conv2d_bias_relu_quant against torch's own float64 conv2d, then NHWC: int8 within one step of
+    ``rint(relu(conv + bias) * scale)`` (the float32 accumulator's rounding)."""
+    x, w, bias = _cube_inputs("conv2d_bias_relu_quant", seed=3)
+    got = SHIPPED["conv2d_bias_relu_quant"](x, w, bias, 4.0)
+    conv = torch.nn.functional.conv2d(x.double(), w.double(), bias.double(), stride=1, padding=1)
+    want = torch.clamp(torch.round(torch.relu(conv) * 4.0), -128, 127).permute(0, 2, 3, 1)
+    assert got.dtype == torch.int8 and got.shape == want.shape
+    assert (got.double() - want).abs().max() <= 1
+
+
+GRAD_OPS = sorted(n for n in VECTOR if any(d in ("float32",) for d in tops.spec_of(n).dtypes)
                   and tops.spec_of(n).gen.graph.input_dtypes == {} and not n.startswith("quantize"))
 
 

@@ -15,6 +15,12 @@ no wait has taken ("超出15次需要做一次反向同步，否则会出现卡�
 deadlock KernelError, as is a wait no running core will release (at the wait's file:line); the launch runs the
 cores under the scheduler (runtime.py).
 
+On Atlas A2/A3 a wait's ``modeId`` and ``pipe`` do not take effect ("模板参数modeId和pipe不生效", CrossCoreWaitFlag
+(ISASI).md): the wait blocks every pipe until its core's counter of the flag id is non-zero, whichever mode's sets
+fed it (C++'s ``CrossCoreWaitFlag(0)`` with the defaults mode 0 and PIPE_S waits for an AIC's mode-2 sets). So a
+wait accepts any pipe and takes from the first counter of this core that holds a set for it: its own mode's, then
+the other modes'.
+
 In the Trace a set is ``Sync(SET, pipe, pipe, ("cross_core", f))``. A mode-0 wait is ``Sync(WAIT, pipe, PIPE_S,
 ("cross_core", f))`` on PIPE_S (it blocks issue): happens-before (hb.py rule 5) orders every core's accesses before
 a wait before the other cores' accesses after their matching wait. A mode 1 or 2 wait names the sets that released
@@ -33,7 +39,7 @@ MAX_PENDING = 15  # sets of one counter no wait has taken yet (硬件约束/NPU�
 _PAGE = "CrossCoreSetFlag(ISASI).md"
 
 
-def _check(op: str, flag_id, mode_id, pipe):
+def _check(op: str, flag_id, mode_id, pipe, waiting: bool = False):
     core = current(op)
     if mode_id not in (0, 1, 2):
         raise core.error(op, f"mode_id={mode_id!r}: modes 0 (all cores of a kind), 1 (the AIVs of one AI Core) and 2 "
@@ -45,7 +51,7 @@ def _check(op: str, flag_id, mode_id, pipe):
                              f"{core.kind.name}s: launch a mix kernel (@asc.jit(kernel_type=config.KernelType."
                              f"MIX_AIC_1_2) or MIX_AIC_1_1) ({_PAGE})", kind="unsupported")
     allowed = tuple(p for p in core.kind.pipes if p is not Pipe.S)
-    if not isinstance(pipe, PipeID) or pipe.value not in allowed:
+    if not isinstance(pipe, PipeID) or not (waiting or pipe.value in allowed):  # a wait's pipe: no effect
         raise core.error(op, f"pipe={pipe!r}: an {core.kind.name}'s cross-core flag is issued on PipeID."
                              f"{', '.join(f'PIPE_{p.name}' for p in allowed)}; PIPE_S and PIPE_ALL are not allowed "
                              f"({_PAGE})")
@@ -91,28 +97,44 @@ def cross_core_set_flag(flag_id: int, mode_id: int, pipe: PipeID) -> None:
     flags[key] = sets + ((core.idx, len(core.instrs) - 1),)
 
 
+def _wait_modes(core, mode_id: int) -> tuple:
+    """The modes whose sets can release a wait of ``core`` given ``mode_id``: its own first, then those of the
+    other modes this launch has (module docstring: a wait's modeId does not take effect on A2/A3)."""
+    mix = bool(core.place.aics and core.place.aivs)
+    others = (0, 1, 2) if core.kind.name == "AIV" else (0, 2)
+    return (mode_id,) + tuple(m for m in others if m != mode_id and (m != 2 or mix))
+
+
 def cross_core_wait_flag(flag_id: int, mode_id: int, pipe: PipeID) -> None:
     """``CrossCoreWaitFlag<modeId, pipe>(flagId)``: block until the sets that release this wait have run (module
     docstring).
 
     Raises:
-        KernelError: as :func:`cross_core_set_flag`; kind ``deadlock`` when no core will set the flag.
+        KernelError: as :func:`cross_core_set_flag` (any pipe is accepted: it has no effect on A2/A3); kind
+            ``deadlock`` when no core will set the flag.
     """
-    core, flag, p = _check("cross_core_wait_flag", flag_id, mode_id, pipe)
-    flags = core.launch_flags
-    key, per = _counter(core, mode_id, flag, core.kind.name), _per_wait(core, mode_id)
-    waits = core.cross_waits
-    waits[(mode_id, flag)] += 1
-    needed = waits[(mode_id, flag)] * per
-    if mode_id == 0:  # the wait stops the issue of every later instruction ("阻塞本核后续指令的下发"): PIPE_S
-        core.record("cross_core_wait_flag", Pipe.S, sync=Sync(SyncKind.WAIT, p, Pipe.S, ("cross_core", flag)))
-        core.wait_hook(lambda: len(flags.get(key, ())) >= needed)
-        flags[("taken",) + key] = max(flags.get(("taken",) + key, 0), needed)
-        return
+    core, flag, p = _check("cross_core_wait_flag", flag_id, mode_id, pipe, waiting=True)
+    flags, waits = core.launch_flags, core.cross_waits
+    chosen = []
+
+    def released() -> bool:
+        for mode in _wait_modes(core, mode_id):
+            key, per = _counter(core, mode, flag, core.kind.name), _per_wait(core, mode)
+            needed = (waits[(mode, flag)] + 1) * per
+            if len(flags.get(key, ())) >= needed:
+                chosen[:] = [mode, key, per, needed]
+                return True
+        return False
+
     why = (f"{'its AIC' if mode_id == 2 and core.kind.name == 'AIV' else 'the AIVs of its AI Core'} set flag {flag} "
            f"in mode {mode_id} fewer times than it is waited for")
-    core.wait_hook(lambda: len(flags.get(key, ())) >= needed, why)
+    core.wait_hook(released, None if mode_id == 0 else why)
+    mode, key, per, needed = chosen
+    waits[(mode, flag)] += 1
     flags[("taken",) + key] = max(flags.get(("taken",) + key, 0), needed)  # an AIC's set releases both AIVs
+    if mode == 0:  # the wait stops the issue of every later instruction ("阻塞本核后续指令的下发"): PIPE_S
+        core.record("cross_core_wait_flag", Pipe.S, sync=Sync(SyncKind.WAIT, p, Pipe.S, ("cross_core", flag)))
+        return
     core.record("cross_core_wait_flag", Pipe.S,
-                sync=Sync(SyncKind.WAIT, p, Pipe.S, ("inter_block", ("cross_core", mode_id, flag),
+                sync=Sync(SyncKind.WAIT, p, Pipe.S, ("inter_block", ("cross_core", mode, flag),
                                                       flags[key][needed - per:needed])))

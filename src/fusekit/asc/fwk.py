@@ -831,7 +831,8 @@ def _init_pool(core, parent, pool, length, share_buf) -> None:
 # -- LocalMemAllocator (资源管理/LocalMemAllocator/*.md) ---------------------------------------------------
 
 class Hardware(enum.IntEnum):
-    """Physical memories (pyasc core/enums.py; LocalMemAllocator简介.md). fusekit simulates UB only."""
+    """Physical memories (pyasc core/enums.py; LocalMemAllocator简介.md). A LocalMemAllocator takes UB, L1, L0A,
+    L0B, L0C and BIAS (fusekit's BT); FIXBUF, which fusekit does not simulate as a space, is refused."""
 
     GM = 0
     UB = 1
@@ -844,18 +845,33 @@ class Hardware(enum.IntEnum):
     MAX = 8
 
 
+# the spaces a LocalMemAllocator hands out (LocalMemAllocator简介.md 表1: UB, L1, L0A, L0B, L0C, BIAS, FIXBUF)
+_ALLOCATOR_SPACES = {Hardware.UB: "UB", Hardware.L1: "L1", Hardware.L0A: "L0A", Hardware.L0B: "L0B",
+                     Hardware.L0C: "L0C", Hardware.BIAS: "BT"}
+
+
 class LocalMemAllocator(_Named):
-    """``AscendC::LocalMemAllocator<hard>``: hands out UB tensors one after another from address 0, for kernels
-    written without a TPipe (static tensor programming). ``alloc`` advances the head by exactly
-    ``tile_size * sizeof(dtype)`` bytes, with no rounding (kernel_tensor_impl.h), so a size that is not a multiple
-    of 32 B leaves the next tensor unaligned, which an instruction using it then refuses. Cannot be mixed with a
-    TPipe (LocalMemAllocator简介.md)."""
+    """``AscendC::LocalMemAllocator<hard>``: hands out tensors of one physical memory (UB by default; L1, L0A, L0B,
+    L0C or the bias table on an AIC) one after another from address 0, for kernels written without a TPipe (static
+    tensor programming). ``alloc`` advances the head by exactly ``tile_size * sizeof(dtype)`` bytes, with no
+    rounding (kernel_tensor_impl.h), so a size that is not a multiple of the space's alignment leaves the next tensor
+    unaligned, which an instruction using it then refuses. Cannot be mixed with a TPipe (LocalMemAllocator简介.md).
+
+    Raises:
+        KernelError: ``hard`` GM or FIXBUF (unsupported), or a kernel with a TPipe; an alloc in a memory the
+            core's kind does not hold (L1 on an AIV core, UB on an AIC) is refused by the tensor's position.
+    """
 
     def __init__(self, hard: Hardware = Hardware.UB):
         core = current("LocalMemAllocator")
-        if hard is not Hardware.UB:
-            raise core.error("LocalMemAllocator", f"hard={hard!r}: fusekit simulates the vector core's UB only; "
-                                                  "L1 / L0 / BIAS / FIXBUF belong to the cube", kind="unsupported")
+        hard = Hardware(int(hard))
+        if hard not in _ALLOCATOR_SPACES:
+            raise core.error("LocalMemAllocator", f"hard={hard!r}: fusekit's LocalMemAllocator takes UB, L1, L0A, L0B, "
+                                                  "L0C and BIAS (the Fixpipe buffer is not a simulated space; GM is "
+                                                  "no local memory)", kind="unsupported")
+        # a memory the core's kind lacks (L1 on an AIV) is refused at the first alloc, not here: a mix kernel's
+        # code, allocators included, runs on both kinds of core
+        self.space = space_named(_ALLOCATOR_SPACES[hard])
         if core.pipe is not None:
             raise core.error("LocalMemAllocator", "this kernel has a TPipe; LocalMemAllocator cannot be mixed with "
                                                   "TPipe (LocalMemAllocator简介.md): use one or the other")
@@ -871,21 +887,23 @@ class LocalMemAllocator(_Named):
         """``Alloc<pos, T>(tileSize)``: a LocalTensor of ``tile_size`` elements of ``data_type`` at the head.
 
         Raises:
-            KernelError (ub-overflow): more than the UB left (its size minus get_cur_addr(); Alloc.md, 约束说明);
-                a position outside UB; a negative or non-integer tile_size.
+            KernelError (ub-overflow): more than the allocator's memory has left (its size minus get_cur_addr();
+                Alloc.md, 约束说明); a position outside that memory; a negative or non-integer tile_size.
         """
         core, op = current("alloc"), "alloc"
-        if pos not in _UB_POSITIONS:
-            raise core.error(op, f"pos {pos}: this allocator's memory is UB, whose positions are VECIN, VECOUT, "
-                                 "VECCALC (Alloc.md: pos must match the allocator's Hardware)")
+        if getattr(pos, "name", None) not in self.space.positions:
+            raise core.error(op, f"pos {pos}: this allocator's memory is {self.space.name}, whose positions are "
+                                 f"{', '.join(self.space.positions)} (Alloc.md: pos must match the allocator's "
+                                 "Hardware)")
         dtype = _element_type(core, data_type)
         if isinstance(tile_size, bool) or not isinstance(tile_size, numbers.Integral) or tile_size < 0:
             raise core.error(op, f"tile_size={tile_size!r}: a number of elements >= 0")
         nbytes = int(tile_size) * dtype.sizeof()
-        left = core.soc.ub_bytes - self.head
+        size = self.space.size(core.soc)
+        left = size - self.head
         if nbytes > left:
             raise core.error(op, f"alloc({pos.name}, {dtype.name}, {tile_size}) needs {nbytes} B but only {left} B of "
-                                 f"the {core.soc.ub_bytes} B UB are left after get_cur_addr()={self.head} "
+                                 f"the {size} B {self.space.name} are left after get_cur_addr()={self.head} "
                                  "(Alloc.md, 约束说明)", kind="ub-overflow")
         tensor = LocalTensor(dtype, pos, self.head, int(tile_size))
         self.head += nbytes

@@ -682,8 +682,8 @@ def torch_view(name: str, tensor) -> np.ndarray:
 
 def _copy_back(buffers, trace: Trace) -> None:
     written = {a.buffer for instr in trace for a in instr.writes}
-    for gm in buffers:
-        if gm.name in written:
+    for gm in buffers:  # natively_written: a C++ kernel's own stores through its GM pointer (fusekit.cpp.memory)
+        if gm.name in written or getattr(gm, "natively_written", bool)():
             gm.store()
 
 

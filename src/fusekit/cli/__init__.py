@@ -15,7 +15,7 @@ import time
 
 from fusekit.asc import KernelError
 
-from .commands import SUBCOMMANDS
+from .commands import SUBCOMMANDS, lend_options
 from .common import Parser, UsageError, negative_values, version
 
 __all__ = ["main", "UsageError"]
@@ -28,6 +28,7 @@ def parser() -> Parser:
     sub = top.add_subparsers(dest="command", required=True, parser_class=Parser)
     for add in SUBCOMMANDS:
         add(sub)
+    lend_options(sub)
     return top
 
 

@@ -39,18 +39,40 @@ class Options:
     return what argparse's do.
     """
 
-    def __init__(self, parser, flags: dict[str, str] | None = None):
+    def __init__(self, parser, flags: dict[str, str] | None = None, specs: dict | None = None):
         self.parser = parser
         self.flags = {} if flags is None else flags  # shared with the table of every group of the parser
+        self.specs = {} if specs is None else specs  # dest -> add_argument's (args, kwargs), to lend to other commands
+        self.foreign: dict[str, list[str]] = {}  # dest -> the subcommands whose option it is (:meth:`borrow`)
 
     def add_argument(self, *args, **kwargs) -> argparse.Action:
         action = self.parser.add_argument(*args, **kwargs)
         if action.option_strings:  # a positional (OP) is never refused: it is not an option
             self.flags[action.dest] = "/".join(action.option_strings)
+            self.specs[action.dest] = (args, kwargs)
         return action
 
     def add_argument_group(self, *args, **kwargs) -> Options:
-        return Options(self.parser.add_argument_group(*args, **kwargs), self.flags)
+        return Options(self.parser.add_argument_group(*args, **kwargs), self.flags, self.specs)
+
+    def borrow(self, others: dict[str, "Options"]) -> None:
+        """Take, hidden from --help, every option of the ``others`` subcommands' parsers that this one lacks, so a
+        given one is refused with the reason (:func:`fusekit.cli.operator.bind`,
+        :func:`fusekit.cli.refusals.refuse_foreign`) instead of argparse's
+        "unrecognized arguments". A flag that an own flag starts with is left out: it would end an abbreviation
+        argparse accepts today (``run --out`` for ``--output``)."""
+        own = [flag for flags in self.flags.values() for flag in flags.split("/")]
+        for command, other in others.items():
+            for dest, (args, kwargs) in other.specs.items():
+                if dest in other.foreign:
+                    continue  # lent to it, not its own
+                if dest in self.foreign:
+                    self.foreign[dest].append(command)
+                elif dest not in self.flags and not any(f != a and f.startswith(a) for a in args for f in own):
+                    # no default: present only when given; no type or choices: refused for what it is, not its value
+                    lent = {k: v for k, v in kwargs.items() if k not in ("type", "choices")}
+                    self.add_argument(*args, **(lent | {"help": argparse.SUPPRESS, "default": argparse.SUPPRESS}))
+                    self.foreign[dest] = [command]
 
 
 def negative_values(argv: list[str]) -> list[str]:
@@ -115,11 +137,85 @@ def named_file(text: str) -> tuple[str, Path]:
     return name.strip(), Path(path)
 
 
+DISTRIBUTION = "ascend-fusekit"  # the name on PyPI (``fusekit`` there is another project); the import name is fusekit
+
+
 def version() -> str:
+    """The installed distribution's version (``fusekit --version``), "unknown" when it is not installed."""
     try:
-        return importlib.metadata.version("fusekit")
+        return importlib.metadata.version(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
         return "unknown"
+
+
+ARG_HELP = ("NAME=VALUE, a kernel parameter: a number, True/False or a quoted string (a Python literal); FILE.npy (an "
+            "array from the file); zeros:DTYPE:SHAPE (an output, zero-filled) or random:DTYPE:SHAPE (standard normal "
+            "of --seed; integers in [-1000, 1000)), SHAPE as 4096 or 256x256; repeatable")
+ARRAY_KINDS = ("zeros", "random")
+
+
+def kernel_args(texts: list[str], seed: int = 0) -> tuple[dict, set[str]]:
+    """The values of ``--arg NAME=VALUE`` (grammar: :data:`ARG_HELP`) and the names given as ``zeros:``
+    (outputs: a sanitizer checks them for reads before any write).
+
+    Raises:
+        UsageError: not NAME=VALUE, a name given twice, a value that is none of the forms, an unknown dtype or a
+            bad shape, an unreadable .npy file.
+    """
+    from fusekit.check import CheckError, parse_arg  # fusekit.check imports the simulator: only when a kernel runs
+
+    rng = np.random.default_rng(seed)
+    values, outputs = {}, set()
+    for text in texts:
+        name, eq, value = text.partition("=")
+        if not eq or not name.isidentifier():
+            raise UsageError(f"--arg {text!r}: expected NAME=VALUE, e.g. --arg TILE_LENGTH=1024 or --arg x=x.npy")
+        if name in values:
+            raise UsageError(f"--arg {name} is given twice; pass each parameter once")
+        kind = value.partition(":")[0]
+        if value.endswith(".npy"):
+            values[name] = load_npy(Path(value), None)
+        elif kind in ARRAY_KINDS:
+            values[name] = _array_arg(text, value, rng)
+            if kind == "zeros":
+                outputs.add(name)
+        else:
+            try:
+                values[name] = parse_arg(text)[1]
+            except CheckError as exc:
+                raise UsageError(f"{exc}, FILE.npy, zeros:DTYPE:SHAPE or random:DTYPE:SHAPE") from None
+    return values, outputs
+
+
+def _array_arg(text: str, value: str, rng: np.random.Generator) -> np.ndarray:
+    """``zeros:DTYPE:SHAPE`` or ``random:DTYPE:SHAPE`` of ``--arg``."""
+    from fusekit.asc import dtypes
+
+    parts = value.split(":")
+    if len(parts) != 3:
+        raise UsageError(f"--arg {text!r}: expected {parts[0]}:DTYPE:SHAPE, e.g. {parts[0]}:float32:256x256")
+    kind, dtype_name, shape_text = parts
+    try:
+        dtype = dtypes.as_dtype(dtype_name).np
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--arg {text!r}: {exc}") from None
+    try:
+        shape = tuple(int(extent) for extent in shape_text.lower().split("x"))
+    except ValueError:
+        shape = ()
+    if not shape or any(extent < 0 for extent in shape):
+        raise UsageError(f"--arg {text!r}: SHAPE is extents joined by x, e.g. 4096 or 256x256; got {shape_text!r}")
+    check_memory(int(np.prod(shape)), np.dtype(dtype).itemsize, copies=2)
+    return np.zeros(shape, dtype) if kind == "zeros" else random_array(rng, shape, dtype)
+
+
+def random_array(rng: np.random.Generator, shape: tuple, dtype) -> np.ndarray:
+    """Random input of ``shape``: a float dtype ``standard_normal(shape, float32)`` cast to it, an integer one
+    ``integers(max(min, -1000), min(max, 1000))`` (the generated operators' inputs and ``--arg random:``)."""
+    if np.dtype(dtype).kind == "f" or dtype == ml_dtypes.bfloat16:
+        return rng.standard_normal(shape, dtype=np.float32).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(max(info.min, -1000), min(info.max, 1000), shape).astype(dtype)
 
 
 def load_npy(path: Path, dtype_name: str | None) -> np.ndarray:
@@ -178,6 +274,21 @@ def save_atomic(path: Path, array: np.ndarray) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def save_all(directory: Path, outputs: dict) -> None:
+    """Write each output to ``directory/NAME.npy`` atomically (``fusekit.files.write_atomic``), creating the
+    directory.
+
+    Raises:
+        UsageError: the directory cannot be created or a file cannot be written (the system's reason).
+    """
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot write {directory}: {exc.strerror or exc}") from None
+    for name, y in outputs.items():
+        save_atomic(directory / f"{name}.npy", y)
+
+
 def print_tiling(plans: list[tiling.TilingData], soc) -> None:
     """The tiling plans of a run, one block per launch, as ``fusekit run`` prints them."""
     for i, plan in enumerate(plans):
@@ -209,8 +320,8 @@ def check_profile_files(args) -> None:
         try:
             importlib.import_module("matplotlib")
         except ImportError:
-            raise UsageError("--plot needs matplotlib, which is not installed: pip install 'fusekit[plot]' (or drop "
-                             "--plot; --trace and --csv need nothing more)") from None
+            raise UsageError("--plot needs matplotlib, which is not installed: pip install 'ascend-fusekit[plot]' "
+                             "(or drop --plot; --trace and --csv need nothing more)") from None
 
 
 def write_profile_files(args, prof) -> None:
@@ -223,3 +334,11 @@ def write_profile_files(args, prof) -> None:
             except (OSError, ImportError, ValueError) as exc:
                 raise UsageError(f"cannot write {path}: {getattr(exc, 'strerror', None) or exc}") from None
             print(f"wrote {path}")
+
+
+def auto_sync_note(args) -> None:
+    """``run --no-auto-sync`` without ``--sanitize``: say that it changes only what the sanitizer reports (the
+    simulator computes the same values; the pipe_barrier pairs it needs are the sanitizer's findings)."""
+    if getattr(args, "auto_sync", None) is False and not getattr(args, "sanitize", False):
+        print("note: --no-auto-sync changes only what the sanitizer reports (a dependent pair of one pipe without "
+              "pipe_barrier): add --sanitize to see it")

@@ -45,7 +45,6 @@ from pathlib import Path
 import numpy as np
 
 from fusekit.asc import dtypes
-from fusekit.files import write_atomic
 from fusekit.gen import project
 from fusekit.gen.catalogue import get
 from fusekit.gen.graph import GraphError
@@ -57,7 +56,8 @@ from fusekit.gen.tune import tune
 from fusekit.pyasc.bridge import PyascMissing
 from fusekit.verify import PrecisionWarning
 
-from .common import UsageError, check_writable, load_npy, print_tiling
+from .common import (UsageError, check_profile_files, check_writable, load_npy, print_tiling, random_array, save_all,
+                     write_profile_files)
 
 ROW_INPUTS = {"bias", "gamma", "beta", "mask", "scale", "offset"}  # catalogue inputs of shape (C,)
 
@@ -67,7 +67,8 @@ _SHARED = {"shape": None, "size": None, "dtype": None, "input": [], "precision":
 _OPTIONS = {
     "run": _SHARED | {"cores": None, "buffer_num": 2, "tile_length": None, "overflow": None, "seed": 0, "output": None,
                       "sanitize": False, "source": False},
-    "profile": _SHARED | {"cores": None, "buffer_num": 2, "tile_length": None},
+    "profile": _SHARED | {"cores": None, "buffer_num": 2, "tile_length": None, "trace": None, "plot": None,
+                          "csv": None},
     "tune": _SHARED,  # tune searches the cores, the tile and BUFFER_NUM itself
     "emit": {"dtype": None, "precision": None, "row": project.ROW, "buffer_num": 2, "out": Path("."),
              "project": None},
@@ -82,10 +83,6 @@ _REFUSALS = {
     "scale": "a generated operator's attributes are --attr NAME=VALUE",
     "backend": "a generated operator runs on the simulator only (the NPU path runs the shipped operators)",
     "auto_sync": "a generated kernel is written with its synchronisation (fusekit.gen.source), none is inserted",
-    "trace": "profile compares a generated operator's fused kernel with its unfused chain; it writes no timeline "
-             "(run fused_add_scale for --trace, --plot and --csv)",
-    "plot": "profile compares a generated operator's fused kernel with its unfused chain; it writes no timeline",
-    "csv": "profile compares a generated operator's fused kernel with its unfused chain; it writes no timeline",
     "tile_length": "emit traces a generated kernel at the tile that fits UB for --row",
     "arg": "--arg gives constants of your own kernel (FILE:KERNEL); a generated kernel's come from its plan",
 }
@@ -166,7 +163,10 @@ def attributes(op: GeneratedOp, items: list) -> dict:
 def default_shape(op: GeneratedOp) -> tuple:
     """``--shape``'s default without --input files: (1000000,), or (1000, 1024) for a row-tiled operator (one
     with last-axis reductions or an input named as the catalogue's (C,) inputs, ROW_INPUTS): a row must fit
-    UB, and 1024 elements are whole 32 B blocks of every dtype, which rows need when element sizes differ."""
+    UB, and 1024 elements are whole 32 B blocks of every dtype, which rows need when element sizes differ.
+    A matmul operator: (512, 512), square so that every operand takes the one --shape."""
+    if op.cube is not None:
+        return (512, 512)
     return (1000, 1024) if op.is_rows(frozenset(n.name for n in op.graph.inputs if n.name in ROW_INPUTS)) \
         else (1_000_000,)
 
@@ -178,12 +178,7 @@ def inputs(op: GeneratedOp, shape: tuple, dtype: str, seed: int = 0) -> list:
     out = []
     for node in op.graph.inputs:
         s = shape[-1:] if node.name in ROW_INPUTS and len(shape) > 1 else shape
-        dt = dtypes.as_dtype(gm[node.name])
-        if dt.is_float:
-            out.append(rng.standard_normal(s, dtype=np.float32).astype(dt.np))
-        else:
-            info = np.iinfo(dt.np)
-            out.append(rng.integers(max(info.min, -1000), min(info.max, 1000), s).astype(dt.np))
+        out.append(random_array(rng, s, dtypes.as_dtype(gm[node.name]).np))
     return out
 
 
@@ -251,10 +246,12 @@ def _run(command: str, args: argparse.Namespace) -> int:
         if command == "tune":
             return _tune(op, arrays, dtype, shape, attrs, args)
         if command == "profile":
+            check_profile_files(args)
             shapes = {n.name: x.shape for n, x in zip(op.graph.inputs, arrays)}
             report = perf_compare(op, dtype=dtype, soc=args.soc, precision=args.precision, attrs=attrs, shapes=shapes,
                                   core_num=args.cores, buffer_num=args.buffer_num, tile_length=args.tile_length)
             print(report.table())
+            write_profile_files(args, report.profile)  # the fused kernel's timeline, as fused_add_scale's
             return 0
         if args.output is not None:
             check_writable(args.output, "-o", directory=True)
@@ -268,7 +265,7 @@ def _run(command: str, args: argparse.Namespace) -> int:
     except (GraphError, ValueError, TypeError, UsageError) as exc:
         print(f"fusekit: error: {exc}", file=sys.stderr)
         return 2
-    run = result["run"]
+    run = result.run
     print(f"{op.op_type}: {op.graph.text()}  [{dtype} {list(shape)}; precision {run.precision}; {run.soc.name}; "
           f"{run.tilings[0].block_dim} core(s); overflow {run.overflow}]")
     print(f"inputs: {origin}")
@@ -277,22 +274,21 @@ def _run(command: str, args: argparse.Namespace) -> int:
     _print_tiling(run)
     if args.source:
         print(run.variant.source)
-    print(f"kernel {run.variant.path} ({len(run.variant.program.instrs)} vector instructions per tile)")
+    count = len(run.variant.program.instrs)
+    if op.cube is None:
+        print(f"kernel {run.variant.path} ({count} vector instructions per tile)")
+    else:  # a cube kernel: its vector program is the epilogue on the AIVs of a mix kernel, if any
+        print(f"kernel {run.variant.path} (cube; "
+              f"{f'{count} epilogue vector instructions per AIV tile' if count else 'no AIV epilogue'})")
     for w in caught:
         if issubclass(w.category, PrecisionWarning):
             print(f"  warning: {w.message}")
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-    ok = True
-    # native float16/bfloat16 rounds every step to the dtype, so its distance to exact is information; the
-    # verdict is the bit-exact match with the hardware model (fp32 mode also judges against exact), and, as
-    # FusedAddScale's (README), no invalid output (NaN or inf where the exact result is finite, ...). An
-    # integer output's tolerance (one step plus the compute dtype's, GeneratedOp.check) already covers
-    # native rounding, so its verdict against exact always counts. Every FAIL line is followed by its reason,
-    # and the final verdict is the conjunction of the lines' verdicts (the own model's is bit for bit)
-    native = run.precision == "native" and run.dtype != "float32"
-    for name, (own, exact) in ((k, v) for k, v in result.items() if k != "run"):
-        informational = native and exact.steps is None
+    # the verdict is CheckResult's (fusekit.gen.checked: native float16/bfloat16's distance to exact is
+    # information, an invalid output fails); every FAIL line is followed by its reason
+    for name, (own, exact) in result.comparisons.items():
+        informational = result.informational(name)
         print(f"  {name}: {own.summary()}")
         if not own.passed:
             print(f"  {name}: FAIL: {own.reason()}; the simulator and its {own.reference} model must agree bit for "
@@ -308,12 +304,12 @@ def _run(command: str, args: argparse.Namespace) -> int:
         if exact.invalid or (not informational and not exact.passed):
             why = replace(exact, mismatches=0) if informational else exact
             print(f"  {name}: FAIL: {why.reason()}" + _fp32_hint(exact, run))
-        ok = ok and own.passed and (exact.passed or (informational and not exact.invalid))
+    ok = result.passed
     if args.output is not None:
         try:
-            _save(args.output, run.outputs)
-        except OSError as exc:
-            print(f"fusekit: error: cannot write {exc.filename or args.output}: {exc.strerror or exc}", file=sys.stderr)
+            save_all(args.output, run.outputs)
+        except UsageError as exc:
+            print(f"fusekit: error: {exc}", file=sys.stderr)
             return 2
         print(f"wrote {', '.join(f'{args.output / k}.npy' for k in run.outputs)}")
     if args.sanitize:
@@ -349,21 +345,18 @@ def _fp32_hint(exact, run) -> str:
 
 
 def _print_tiling(run) -> None:
-    """The plans as ``fusekit run fused_add_scale`` prints them; a row-tiled kernel's count rows."""
-    print_tiling(run.tilings, run.soc)
-    if run.variant.program.rows:
+    """The plans as ``fusekit run fused_add_scale`` prints them; a row-tiled kernel's count rows; a matmul
+    operator's cube plan first (fusekit.gen.cube.CubePlan), then its AIVs' row tiling in a mix kernel."""
+    from fusekit.gen.cube import CubePlan
+
+    for plan in run.tilings:
+        if isinstance(plan, CubePlan):
+            print(plan.describe())
+    vector = [plan for plan in run.tilings if not isinstance(plan, CubePlan)]
+    if vector:
+        print_tiling(vector, run.soc)
+    if vector and run.variant.program.rows:
         print("  (row-tiled kernel: total_length, block_length and tile_length count rows of the last axis)")
-
-
-def _save(directory: Path, outputs: dict) -> None:
-    """Write each output to ``directory/NAME.npy`` atomically (``fusekit.files.write_atomic``).
-
-    Raises:
-        OSError: the directory cannot be created or written.
-    """
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, y in outputs.items():
-        write_atomic(directory / f"{name}.npy", lambda f, y=y: np.save(f, y))
 
 
 def _emit(args: argparse.Namespace) -> int:
@@ -406,6 +399,15 @@ def _emit(args: argparse.Namespace) -> int:
 
 def _tune(op: GeneratedOp, arrays: list, dtype: str, shape: tuple, attrs: dict, args) -> int:
     """``fusekit tune OP --shape ... [--dtype D] [--soc S] [--precision P] [--attr NAME=VALUE] [--input NAME=F]``."""
+    if op.cube is not None:  # a matmul operator: the cube's base block and AIC count (fusekit.gen.cube.tune)
+        from fusekit.gen import cube
+
+        best = cube.tune(op, arrays, soc=args.soc, precision=args.precision, **attrs)
+        print(f"{op.op_type} {list(shape)} {dtype}: {best['tried']} configurations timed on the model")
+        print(f"  best     {best['us']:10.2f} us  base {' x '.join(map(str, best['base']))}, {best['core_num']} AIC(s)")
+        print(f"  default  {best['default_us']:10.2f} us  (the default is {best['default_us'] / best['us'] - 1:.1%} "
+              "slower than the best found)")
+        return 0
     result = tune(op, arrays, soc=args.soc, precision=args.precision, **attrs)
     unit = "rows" if result.best.total_length != int(np.prod(shape)) else "elements"
     print(f"{op.op_type} {list(shape)} {dtype}: {len(result.tried)} configurations timed on the model "

@@ -183,7 +183,7 @@ class ProjectOp:
             print("no reference given: --expect FILE.npy, or an expression of the inputs and attributes such as "
                   "'(x1 + x2) * scale'")
             return 0
-        expected, exact, reference = _expected(args.expect, first, result.inputs, attrs)
+        expected, exact, reference = expected_of(args.expect, first, result.inputs, attrs)
         comparison = compare(first, expected, reference=reference, exact=exact)
         print(comparison.summary())
         return 0 if comparison.passed else 1
@@ -242,9 +242,14 @@ def _project_inputs(prototype, args: argparse.Namespace) -> dict[str, np.ndarray
     return inputs
 
 
-def _expected(text: str, output: np.ndarray, inputs: dict, attrs: dict):
-    """--expect: a .npy file, or a numpy expression evaluated in float64; (rounded to the output's dtype, the
-    exact values or None, the reference's name)."""
+def expected_of(text: str, output: np.ndarray, inputs: dict, attrs: dict):
+    """--expect (an operator project's, a kernel file's): a .npy file, or a numpy expression of ``inputs``
+    (arrays, evaluated in float64) and ``attrs`` (numbers); (rounded to the output's dtype, the exact values or
+    None, the reference's name).
+
+    Raises:
+        UsageError: an unreadable file or one of another shape, an expression that fails (its error and the names).
+    """
     if text.endswith(".npy"):
         expected = load_npy(Path(text), None)
         if expected.shape != output.shape:

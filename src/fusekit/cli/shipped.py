@@ -1,5 +1,6 @@
-"""The shipped operators on the command line: ``fusekit run | profile | tune | emit fused_add_scale``, the
-unfused baseline ``unfused_add_muls`` (emit), and a hand-written kernel ``FILE:KERNEL`` (emit).
+"""The shipped operators on the command line: ``fusekit run | profile | tune | emit fused_add_scale`` and the
+unfused baseline ``unfused_add_muls`` (emit); ``emit`` of a hand-written kernel ``FILE:KERNEL`` shares their
+emitter (:func:`emit_kernels`, :mod:`fusekit.cli.kernel`).
 
 ``fusekit run fused_add_scale ...`` runs the operator on the simulated NPU, verifies it against
 the references and prints the tiling plan, the verification summary and the speed.
@@ -23,11 +24,10 @@ from tqdm import tqdm
 
 from fusekit import tiling
 from fusekit.asc import KernelError
-from fusekit.check import parse_arg
 from fusekit.gen.catalogue import CATALOGUE
 from fusekit.ops.fused_add_scale.tune import tune
 from fusekit.pyasc.bridge import PyascMissing
-from fusekit.pyasc.emit import emit, emit_file, kernel_file, parse_target
+from fusekit.pyasc.emit import emit, emit_file, kernel_file
 from fusekit.pyasc.npu import BackendUnavailable
 from fusekit.pyasc.project import write_project
 from fusekit.sanitizer import Report, analyze
@@ -35,8 +35,8 @@ from fusekit.soc import SOCS
 from fusekit.timing import predict
 from fusekit.verify import PrecisionWarning, compare
 
-from .common import (DTYPES, UsageError, check_memory, check_profile_files, check_writable, load_npy, print_tiling,
-                     save_atomic, write_profile_files)
+from .common import (auto_sync_note, DTYPES, UsageError, check_memory, check_profile_files, check_writable, kernel_args, load_npy,
+                     print_tiling, save_atomic, write_profile_files)
 
 OPS = {"fused_add_scale": "fusekit.ops.fused_add_scale"}  # operator name -> its host module
 EMIT_ONLY = ("unfused_add_muls",)  # FusedAddScale's unfused baseline (Add + Muls): emitted, timed by `experiment`
@@ -59,9 +59,9 @@ def lookup_op(name: str) -> types.ModuleType:
 
 
 def all_ops() -> str:
-    """Every operator ``run``/``profile``/``tune`` take: hand-written, the generated catalogue, FILE.py:NAME."""
+    """Every operator ``run``/``profile``/``tune`` take: shipped, the catalogue, FILE.py:NAME, FILE.py:KERNEL."""
     names = list(OPS) + [n for n in CATALOGUE if n not in OPS]
-    return ", ".join(names) + ", or FILE.py:NAME (a @fusekit.op in your file)"
+    return ", ".join(names) + ", FILE.py:NAME (a @fusekit.op in your file) or FILE.py:KERNEL (your @asc.jit kernel)"
 
 
 def find(text: str, command: str) -> "Shipped | None":
@@ -71,45 +71,28 @@ def find(text: str, command: str) -> "Shipped | None":
     return None
 
 
-def kernel_file_or_unknown(text: str) -> "KernelFileOp":
-    """``emit FILE:KERNEL``: a hand-written @asc.jit kernel of the user's file.
-
-    Raises:
-        UsageError: ``text`` is no kernel file (the message lists what emit takes).
-    """
-    try:
-        target = parse_target(text)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    if target is None:
-        raise UsageError(f"unknown operator {text!r}: emit takes fused_add_scale, unfused_add_muls, or your kernel "
-                         "as FILE:KERNEL (e.g. my_kernel.py:scale_kernel), a generated operator "
-                         f"({', '.join(n for n in CATALOGUE if n != 'fused_add_scale')}) or FILE.py:NAME "
-                         "(a @fusekit.op)")
-    return KernelFileOp(text, target)
-
-
-_EMIT = {"dtype": "float16", "precision": "native", "buffer_num": 2, "tile_length": None, "arg": [], "out": Path("."),
+EMIT_OPTIONS = {"dtype": "float16", "precision": "native", "buffer_num": 2, "tile_length": None, "arg": [], "out": Path("."),
          "project": None}
 # the options of each command for FusedAddScale, with their defaults (None: the operator's or the SoC's own)
 _OPTIONS = {
-    "run": {"size": None, "x1": None, "x2": None, "dtype": None, "scale": 1.5, "soc": None, "cores": None,
-            "buffer_num": 2, "precision": None, "overflow": None, "seed": 0, "output": None, "sanitize": False,
-            "auto_sync": None, "backend": "simulator"},
-    "profile": {"size": 1_000_000, "dtype": "float16", "soc": None, "cores": None, "buffer_num": 2, "precision": None,
-                "tile_length": None, "trace": None, "plot": None, "csv": None},
-    "tune": {"size": None, "dtype": "float16", "soc": None, "precision": None},
-    "emit": _EMIT,
+    "run": {"size": None, "shape": None, "x1": None, "x2": None, "dtype": None, "scale": 1.5, "soc": None,
+            "cores": None, "buffer_num": 2, "tile_length": None, "precision": None, "overflow": None, "seed": 0,
+            "output": None, "sanitize": False, "auto_sync": None, "backend": "simulator"},
+    "profile": {"size": 1_000_000, "shape": None, "dtype": "float16", "soc": None, "cores": None, "buffer_num": 2,
+                "precision": None, "tile_length": None, "trace": None, "plot": None, "csv": None},
+    "tune": {"size": None, "shape": None, "dtype": "float16", "soc": None, "precision": None},
+    "emit": EMIT_OPTIONS,
 }
 # why a generated operator's options do not apply to a shipped one
 _REFUSALS = {
-    "shape": "a shipped operator is one-dimensional: give --size N, or --x1/--x2 .npy files to run",
     "input": "a shipped operator's inputs are --x1 and --x2 (run), or random of --size",
     "attr": "its one attribute is --scale (run)",
     "source": "its kernel is src/fusekit/ops/fused_add_scale/kernel.py; read it there",
     "row": "--row is the row length a generated row-tiled kernel is traced at; a shipped kernel is elementwise",
     "define": "-D defines a macro of a C++ program (fusekit run FILE.asc -D NAME=VALUE)",
-    "expect": "--expect is the reference of an operator project (fusekit run DIR); fused_add_scale is checked against "
+    "arg": "--arg gives a parameter of your own kernel (FILE.py:KERNEL); fused_add_scale's are --x1/--x2, --scale, "
+           "--buffer-num, --tile-length and --precision",
+    "expect": "--expect is the reference of an operator project or a kernel file; fused_add_scale is checked against "
               "its own references",
 }
 _CHOICES = {"dtype": list(DTYPES), "soc": list(SOCS)}  # options whose values depend on the operator
@@ -133,6 +116,11 @@ class Shipped:
             value = getattr(args, option, None)
             if value is not None and value not in choices:
                 return f"argument --{option}: invalid choice: {value!r} (choose from {', '.join(map(repr, choices))})"
+        if getattr(args, "shape", None) is not None:  # --shape N is --size N (operator_command refuses both)
+            if len(args.shape) != 1 or args.shape[0] < 0:
+                return (f"argument --shape: {self.name} is one-dimensional: give one extent, --shape N (the same as "
+                        f"--size N), got {' '.join(map(str, args.shape))}")
+            args.size = args.shape[0]
         if command == "tune":
             if args.size is None:
                 return "the following arguments are required: --size"
@@ -142,27 +130,14 @@ class Shipped:
 
     def execute(self, command: str, args: argparse.Namespace) -> int:
         if command == "emit":
-            return _emit(args, None)
+            return emit_kernels(args, None)
         return {"run": _run, "profile": _profile, "tune": _tune}[command](args)
-
-
-class KernelFileOp(Shipped):
-    """``emit FILE:KERNEL``: the user's own @asc.jit kernel, emitted with the shipped operators' options."""
-
-    def __init__(self, name: str, target: tuple):
-        super().__init__(name)
-        self.target = target
-
-    def options(self, command: str) -> dict:
-        return _EMIT
-
-    def execute(self, command: str, args: argparse.Namespace) -> int:
-        return _emit(args, self.target)  # resolved for emit only
 
 
 def _run(args: argparse.Namespace) -> int:
     op = lookup_op(args.op)
     x1, x2, origin = _inputs(args)
+    auto_sync_note(args)
     if args.output is not None:
         check_writable(args.output)
     n = x1.size
@@ -177,7 +152,8 @@ def _run(args: argparse.Namespace) -> int:
                 if args.overflow is not None:
                     options["overflow"] = args.overflow
                 result = op.run(x1, x2, args.scale, soc=args.soc, core_num=args.cores, buffer_num=args.buffer_num,
-                                precision=args.precision, backend=args.backend, **options)
+                                tile_length=args.tile_length, precision=args.precision, backend=args.backend,
+                                **options)
         except (TypeError, ValueError, BackendUnavailable) as exc:
             raise UsageError(str(exc)) from None
         except KernelError as exc:
@@ -315,8 +291,9 @@ def _tune(args: argparse.Namespace) -> int:
     print(f"  the default tiling is {result.default_gap:.1%} slower than the best found")
     return 0
 
-def _emit(args: argparse.Namespace, target: "tuple | None") -> int:
-    """``emit`` of a shipped operator (``target`` None) or of the kernel file ``target`` (path, kernel)."""
+def emit_kernels(args: argparse.Namespace, target: "tuple | None") -> int:
+    """``emit`` of a shipped operator (``target`` None) or of the kernel file ``target`` (path, kernel name or None:
+    :class:`fusekit.cli.kernel.KernelFile`)."""
     if target is None and args.arg:
         raise UsageError("--arg is for your own kernel (FILE:KERNEL); a shipped operator's constants come from "
                          "--buffer-num, --tile-length and --precision")
@@ -332,7 +309,7 @@ def _emit(args: argparse.Namespace, target: "tuple | None") -> int:
         check_writable(args.out, "--out", directory=True)
     try:
         if target is not None:
-            overrides = dict(parse_arg(text) for text in args.arg)
+            overrides, _ = kernel_args(args.arg)
             loaded = kernel_file(target[0], target[1], overrides, dtype=args.dtype, buffer_num=args.buffer_num,
                                  tile_length=args.tile_length)
             results = [emit_file(loaded, args.dtype, out_dir=args.out)]

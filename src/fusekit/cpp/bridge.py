@@ -67,6 +67,7 @@ class Session(threading.local):
         self.objects: dict[int, Any] = {}
         self.pending: BaseException | None = None
         self.site = ForeignSite("", 0)
+        self.sys_workspace: GlobalAddress | None = None  # GetSysWorkSpacePtr's answer (set_sys_workspace)
 
     def handle(self, obj) -> int:
         key = len(self.objects) + 1
@@ -91,6 +92,14 @@ def reset() -> None:
     """Drop the handles of the last launch (a new launch starts with none)."""
     _session.objects.clear()
     _session.pending = None
+
+
+def set_sys_workspace(workspace: "GlobalAddress | None") -> None:
+    """The system workspace of the core about to run (GetSysWorkSpacePtr's answer until the kernel calls
+    SetSysWorkspace): fusekit's choice, the kernel's GM parameter named ``workspace``, the name asc-devkit's
+    kernels and CANN's operator projects give the workspace the host sized with GetLibApiWorkSpaceSize
+    (workspace/GetSysWorkSpacePtr.md, SetSysWorkSpace.md); None (nullptr) when the kernel has none."""
+    _session.sys_workspace = workspace
 
 
 def reraise() -> None:
@@ -245,6 +254,81 @@ def _set_vector_mask(dtype, *rest):
     asc.set_vector_mask(*values, dtype=dtype, mode=mode)
 
 
+# ---- the high-level Matmul (include/lib/matmul_intf.h, include/tiling/matmul_tiling.h): the C++ template API on
+# fusekit.asc.adv.matmul, pyasc's asc.adv.Matmul, and the host tiling on fusekit.pyasc.shim.host
+
+# CubeFormat's members in the order of Ascend C's enum (matmul_intf.h); the Matmul simulates ND only
+_CUBE_FORMATS = ("ND", "NZ", "ZN", "ZZ", "NN", "ND_ALIGN", "SCALAR", "VECTOR", "ROW_MAJOR", "COLUMN_MAJOR")
+
+
+def _matmul_type(position, cube_format: int, dtype, is_trans: bool):
+    """``MatmulType<POSITION, FORMAT, TYPE, ISTRANS>`` as pyasc's ``asc.adv.MatmulType``."""
+    name = _CUBE_FORMATS[cube_format] if 0 <= cube_format < len(_CUBE_FORMATS) else str(cube_format)
+    if name not in ("ND", "NZ"):  # no pyasc member: named here (asc.adv.Matmul refuses NZ itself)
+        raise _error("Matmul", f"MatmulType with CubeFormat::{name} is not simulated yet: the Matmul reads and writes "
+                               "ND matrices (CubeFormat::ND)", kind="unsupported")
+    return asc.adv.MatmulType(position, getattr(asc.CubeFormat, name), dtype, bool(is_trans))
+
+
+def _matmul(*fields):
+    """``Matmul<A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG>`` (Matmul-Kernel侧接口/Matmul模板参数.md): four MatmulTypes,
+    four fields each."""
+    a, b, c, bias = (_matmul_type(*fields[k:k + 4]) for k in range(0, 16, 4))
+    return asc.adv.Matmul(a, b, c, bias)
+
+
+def _cube_tiling(words) -> "asc.adv.TCubeTiling":
+    """A TCubeTiling from the int32 fields of the C++ struct (include/kernel_tiling/kernel_tiling.h: pyasc's order)."""
+    names = list(asc.adv.TCubeTiling.struct_fields)
+    if len(words) != len(names):
+        raise _error("Matmul", f"a TCubeTiling of {len(words)} fields, {len(names)} expected (fusekit's headers)")
+    return asc.adv.TCubeTiling(**{name: int(np.int32(np.uint32(w & 0xFFFFFFFF))) for name, w in zip(names, words)})
+
+
+def _register_matmul(pipe, workspace, matmul, words=None):
+    """``REGIST_MATMUL_OBJ(&pipe, workspace, mm, &tiling)`` (REGIST_MATMUL_OBJ.md) as asc.adv.register_matmul."""
+    if not isinstance(workspace, Pointer) or workspace.address == 0:
+        raise _error("REGIST_MATMUL_OBJ", "the system workspace is nullptr: GetSysWorkSpacePtr() answers the kernel's "
+                                          "GM parameter named workspace (or what SetSysWorkspace set); give the kernel "
+                                          "one, sized on the host with GetLibApiWorkSpaceSize (GetSysWorkSpacePtr.md)")
+    tiling = _cube_tiling(words) if words is not None else None
+    return asc.adv.register_matmul(pipe, pointer_at(workspace, _error), matmul, tiling)
+
+
+def _set_sys_workspace(workspace: Pointer) -> None:
+    """``SetSysWorkspace(workspace)`` (SetSysWorkSpace.md): what GetSysWorkSpacePtr answers from now on."""
+    _session.sys_workspace = pointer_at(workspace, _error) if workspace.address else None
+
+
+def _matmul_tiling(multi_core: bool, dim: int, types, shape, org, bias: bool, fixed, traverse: int,
+                   tiling: Pointer) -> int:
+    """``GetTiling(tiling)`` of the C++ MatmulApiTiling / MultiCoreMatmulTiling (matmul_tiling.h keeps the settings and
+    sends them here): fusekit.pyasc.shim.host's tiling of them, written into the C++ TCubeTiling at ``tiling``.
+    Returns 0, or -1 as CANN's GetTiling does (Matmul-Tiling类/GetTiling.md)."""
+    from fusekit.pyasc.shim import host as host_tiling
+
+    api = host_tiling.MultiCoreMatmulTiling() if multi_core else host_tiling.MatmulApiTiling()
+    if dim > 0:
+        api.set_dim(dim)
+    setters = {"a": api.set_a_type, "b": api.set_b_type, "c": api.set_c_type, "bias": api.set_bias_type}
+    for key, (set_, position, fmt, dtype, trans) in zip(("a", "b", "c", "bias"), zip(*[iter(types)] * 5)):
+        if set_:
+            setters[key](host_tiling.TPosition(position), host_tiling.CubeFormat(fmt), host_tiling.DataType(dtype), trans)
+    if shape[0] > 0:
+        api.set_shape(*shape)
+    if org[0] > 0:
+        api.set_org_shape(*org)
+    api.enable_bias(bias)
+    api.set_fix_split(*fixed)
+    api.set_traverse(host_tiling.MatrixTraverse(traverse))
+    result = asc.adv.TCubeTiling()
+    status = api.get_tiling(result)
+    if status == 0:
+        words = [int(object.__getattribute__(result, name)) for name in asc.adv.TCubeTiling.struct_fields]
+        ctypes.memmove(tiling.address, np.array(words, np.int32).ctypes.data, 4 * len(words))
+    return status
+
+
 CONSTRUCTORS: dict[str, Callable] = {
     "TPipe": lambda: asc.TPipe(),
     "TQue": lambda position, depth: asc.TQue(position, depth),
@@ -252,15 +336,23 @@ CONSTRUCTORS: dict[str, Callable] = {
     "TBuf": lambda position: asc.TBuf(position),
     "LocalMemAllocator": lambda hardware: asc.LocalMemAllocator(hardware),
     "LocalTensor": lambda dtype, position, addr, tile_size: asc.LocalTensor(dtype, position, addr, tile_size),
+    "Matmul": _matmul,
 }
 FUNCTIONS: dict[str, Callable] = {
     "printf": _printf,
     "SetVectorMask": _set_vector_mask,
+    "RegistMatmulObj": _register_matmul,
+    "GetSysWorkSpacePtr": lambda: _session.sys_workspace,
+    "SetSysWorkspace": _set_sys_workspace,
+    "MatmulTiling": _matmul_tiling,
 }
 METHODS: dict[str, Callable] = {
     "operator[]": lambda obj, offset: obj[offset],
     "SetGlobalBuffer": _set_global_buffer,
     "ReleaseEventID": lambda pipe, event_id, event: pipe.release_event_id(event_id, event),
+    # Matmul's C++ calls whose pyasc form differs (Init takes the struct's fields; Iterate<sync>() answers a bool)
+    "MatmulInit": lambda matmul, words: matmul.init(_cube_tiling(words)),
+    "MatmulIterate": lambda matmul, sync: matmul.iterate_next(sync),
 }
 
 
@@ -307,8 +399,9 @@ def _host_call(name: str, values: list):
         return _read_gm(*values)
     if name == "fusekit.crash":
         raise _error("the kernel's compiled code", f"crashed ({_signal_name(values[0])}) in its own C++ after the "
-                     "Ascend C call at this line: a null or wild pointer, a division by zero, or GM_ADDR dereferenced "
-                     "(GM is reached through a GlobalTensor); fusekit's process goes on")
+                     "Ascend C call at this line: a null or wild pointer, a division by zero, or a GM pointer moved past "
+                     "its buffer (the bytes of each GM buffer are readable through its GM_ADDR, the gaps between "
+                     "them are not); fusekit's process goes on")
     if name == "fusekit.assert":
         raise _error("ASSERT", f"the kernel's assertion {values[0]} is false")
     if name == "fusekit.unsupported":  # a documented option the headers take but the simulator does not run
@@ -353,11 +446,12 @@ def _method(cls: type, cpp: str):
 @functools.lru_cache(maxsize=None)
 def _function(cpp: str) -> tuple[Callable | None, dict]:
     """The simulator's function for ``AscendC::cpp`` and its keywords (``Name@is_set_mask``: Name<T, false>, the
-    call leaves the mask as set), or (None, {})."""
+    call leaves the mask as set; each ``@keyword`` is one that is False: LoadData's IsResetLoad3dConfig), or
+    (None, {})."""
     if cpp in FUNCTIONS:
         return FUNCTIONS[cpp], {}
-    name, _, unset = cpp.partition("@")
+    name, *unset = cpp.split("@")
     function = getattr(asc, python_name(name), None)
     if function is None or not callable(function):
         return None, {}
-    return function, ({unset: False} if unset else {})
+    return function, dict.fromkeys(unset, False)

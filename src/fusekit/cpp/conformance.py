@@ -106,6 +106,7 @@ def _run_in(example: Example, sanitize: bool, soc: str | None, timeout: float, s
     if "dav-2201" not in readme and "dav-3510" in readme:
         return Row(example, "not simulated", "an Ascend 950 (dav-3510) example: fusekit simulates dav-2201 and dav-2002")
     defines = {"SCENARIO_NUM": str(example.scenario)} if example.scenario is not None else {}
+    defines.update(_cmake_defines(example.folder))
     folder = scratch / example.folder.name
     shutil.copytree(example.folder, folder)
     build = folder / "build"
@@ -149,6 +150,20 @@ def _readme(folder: Path) -> str:
         if (folder / name).is_file():
             return (folder / name).read_text(encoding="utf-8", errors="replace")
     return ""
+
+
+_ARCH_DEFINE = re.compile(r"add_definitions\(-D(\w+)=\$\{ARCH_NUM\}\)")
+_CMAKE_ARCH = re.compile(r"CMAKE_ASC_ARCHITECTURES\s+\"dav-(\d+)")
+
+
+def _cmake_defines(folder: Path) -> dict[str, str]:
+    """The macros the example's CMakeLists.txt defines from its architecture (fixpipe_l0c2l1's
+    ``add_definitions(-DASC_ARCHITECTURES=${ARCH_NUM})``, ARCH_NUM the number of CMAKE_ASC_ARCHITECTURES's default,
+    dav-2201), which its host code branches on; SCENARIO_NUM is the row's own."""
+    cmake = folder / "CMakeLists.txt"
+    text = cmake.read_text(encoding="utf-8", errors="replace") if cmake.is_file() else ""
+    arch = _CMAKE_ARCH.search(text)
+    return {name: arch.group(1) for name in _ARCH_DEFINE.findall(text)} if arch else {}
 
 
 def _scenario_flag(script: Path, example: Example) -> list[str]:

@@ -77,6 +77,8 @@ class CppKernel(KernelFunction):
             if not isinstance(value, np.ndarray):
                 raise TypeError(f"argument {name}: a GM pointer parameter takes a numpy array, got {type(value).__name__}")
             return GlobalAddress(DeviceBuffer(name, value))
+        if code.startswith("struct"):
+            return _struct_bytes(name, value, int(code[len("struct"):]))
         if isinstance(value, np.ndarray):
             raise TypeError(f"argument {name}: parameter of C++ type {code} takes a number, got an array")
         if code in _INT_RANGES or code == "b":
@@ -91,9 +93,13 @@ class CppKernel(KernelFunction):
 
     def _run(self, bound: dict) -> None:
         args = (bridge.Arg * max(1, len(self.decl.params)))()
+        structs = []  # the by-value structs' bytes, alive until the entry returns
         for k, name in enumerate(self.decl.params):
             value, out = bound[name], args[k]
-            if value is None:
+            if isinstance(value, bytes):
+                structs.append(ctypes.create_string_buffer(value, len(value)))
+                out.kind, out.size, out.i = bridge.ARG_ADDRESS, len(value), ctypes.addressof(structs[-1])
+            elif value is None:
                 out.kind, out.i = bridge.ARG_ADDRESS, 0
             elif isinstance(value, GlobalAddress):
                 out.kind, out.i = bridge.ARG_ADDRESS, device_address(value)
@@ -102,6 +108,8 @@ class CppKernel(KernelFunction):
             else:
                 out.kind, out.i = bridge.ARG_INT, int(value)
         bridge.reset()  # each core starts with no objects: its handles end with it
+        workspace = bound.get("workspace")  # GetSysWorkSpacePtr's answer until SetSysWorkspace (bridge.py)
+        bridge.set_sys_workspace(workspace if isinstance(workspace, GlobalAddress) else None)
         if self._entry(args):
             bridge.reraise()
 
@@ -195,6 +203,31 @@ def _decl(item: str) -> glue.KernelDecl:
     name, params, template, line, kernel_type, declared = item.split(":")
     return glue.KernelDecl(name, tuple(p for p in params.split(",") if p), int(line), template == "1", kernel_type,
                            declared)
+
+
+def _struct_bytes(name: str, value, size: int) -> bytes:
+    """The bytes of a by-value struct parameter of ``size`` bytes: ``bytes`` as they are, or a tiling struct
+    (``fusekit.asc.struct.Struct``, asc.adv.TCubeTiling) as its fields in order at their dtypes (the C++ struct of
+    fusekit's headers declares the same fields in the same order).
+
+    Raises:
+        TypeError: another value, or one of another size than the C++ struct.
+    """
+    from fusekit.asc.struct import Field, Struct
+
+    if isinstance(value, Struct):
+        specs = type(value).struct_fields
+        if not all(isinstance(spec, Field) for spec in specs.values()):
+            raise TypeError(f"argument {name}: {type(value).__name__} nests structs; pass its bytes")
+        value = b"".join(np.array(object.__getattribute__(value, field), spec.dtype.np).tobytes()
+                         for field, spec in specs.items())
+    if not isinstance(value, (bytes, bytearray)):
+        raise TypeError(f"argument {name}: a struct parameter of {size} bytes takes a tiling struct "
+                        f"(asc.adv.TCubeTiling) or bytes, got {type(value).__name__}")
+    if len(value) != size:
+        raise TypeError(f"argument {name}: {len(value)} bytes for a C++ struct of {size} bytes (a struct of other "
+                        "fields than the kernel's)")
+    return bytes(value)
 
 
 def _read(path: Path) -> str:

@@ -2,8 +2,16 @@
 
 A C++ kernel does pointer arithmetic on its ``GM_ADDR`` arguments (``(__gm__ half*)x + offset``) before it gives
 the pointer to ``GlobalTensor::SetGlobalBuffer``. fusekit gives every GM buffer of a launch a device address that
-no host memory uses (:data:`DEVICE_BASE` upwards, 1 MiB apart, so a stray dereference faults instead of touching
-host data), and maps the pointer the kernel passes back to (buffer, byte offset) here.
+no host memory uses (:data:`DEVICE_BASE` upwards, 1 MiB apart), and maps the pointer the kernel passes back to
+(buffer, byte offset) here.
+
+A buffer's bytes are host memory mapped at its device address (Linux: ``mmap`` with ``MAP_FIXED_NOREPLACE``), so
+the kernel's compiled code may also read and write GM through the pointer itself, as asc-devkit's samples read their
+tiling (``CopyTiling``: ``*(tiling32 + i)``); such native accesses are the kernel's own C++, which the Trace and the
+sanitizer do not see (bytes written so are copied back to the host all the same:
+:meth:`DeviceBuffer.natively_written`). The gaps between buffers stay unmapped: a pointer moved past its buffer
+faults, and the fault is a KernelError (``fusekit.crash``). Where the address cannot be mapped the bytes are an
+ordinary array and a native access faults the same way.
 
 A buffer's element type: a numpy argument's dtype; device memory from ``aclrtMalloc`` (:mod:`fusekit.cpp.acl`)
 is bytes until the kernel's first ``SetGlobalBuffer<T>`` of the launch types it. The simulator's GM buffers have
@@ -12,6 +20,8 @@ one element type per launch, so a second, different ``T`` on the same buffer is 
 
 from __future__ import annotations
 
+import ctypes
+import sys
 import weakref
 from dataclasses import dataclass
 
@@ -42,14 +52,19 @@ class DeviceBuffer(GmArray):
                             "(numpy.ascontiguousarray)")
         self.name, self.dtype, self.source = name, dtypes.from_numpy(source.dtype), source
         self.length = source.size
-        self.data = np.empty(source.nbytes, np.uint8)
         self.typed = self.dtype not in _RAW
         self.base = _allocate(source.nbytes) if base is None else base
+        self.data = _mapped(self.base, source.nbytes)
         _LIVE[self.base] = self
         self.load()
 
     def load(self) -> None:
         self.data[:] = self.source.reshape(-1).view(np.uint8)
+
+    def natively_written(self) -> bool:
+        """Whether the kernel's compiled code changed the bytes through its pointer (module docstring), which no
+        Trace write records: the launch then copies them back as it does the Trace's."""
+        return not np.array_equal(self.data, self.source.reshape(-1).view(np.uint8))
 
     def store(self) -> None:
         if not self.source.flags.writeable:
@@ -77,6 +92,51 @@ def _allocate(nbytes: int) -> int:
     base = _cursor[0]
     _cursor[0] += (nbytes + 2 * _SPACING - 1) // _SPACING * _SPACING  # a gap of at least 1 MiB after each
     return base
+
+
+# host memory at device addresses (module docstring): one block per base, unmapped when no array views it any more
+_PAGE = 4096
+_PROT_READ_WRITE, _MAP_PRIVATE_ANONYMOUS, _MAP_FIXED_NOREPLACE = 0x3, 0x22, 0x100000
+_BLOCKS: "weakref.WeakValueDictionary[int, ctypes.Array]" = weakref.WeakValueDictionary()
+
+
+def _libc():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+    libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+    return libc
+
+
+_LIBC = _libc() if sys.platform.startswith("linux") else None
+
+
+def _mapped(base: int, nbytes: int) -> np.ndarray:
+    """``nbytes`` bytes of host memory at address ``base`` (a view of the block mapped there, mapped now if none
+    is), or a plain array where the address cannot be mapped."""
+    size = -(-max(nbytes, 1) // _PAGE) * _PAGE
+    block = _BLOCKS.get(base)
+    if block is None:
+        block = _map(base, size)
+    elif len(block) < size:  # a larger buffer at a base a smaller one still holds: not mapped natively
+        block = None
+    if block is None:
+        return np.empty(nbytes, np.uint8)
+    return np.frombuffer(block, np.uint8, count=nbytes)
+
+
+def _map(base: int, size: int) -> "ctypes.Array | None":
+    if _LIBC is None:
+        return None
+    got = _LIBC.mmap(base, size, _PROT_READ_WRITE, _MAP_PRIVATE_ANONYMOUS | _MAP_FIXED_NOREPLACE, -1, 0)
+    if got != base:  # taken, refused, or (a kernel before Linux 4.17) placed elsewhere as a hint
+        if got not in (None, ctypes.c_void_p(-1).value):
+            _LIBC.munmap(got, size)
+        return None
+    block = (ctypes.c_uint8 * size).from_address(base)
+    weakref.finalize(block, _LIBC.munmap, base, size)
+    _BLOCKS[base] = block
+    return block
 
 
 def allocate(nbytes: int) -> int:

@@ -180,7 +180,8 @@ class HostRun:
         self._libc.fflush(None)  # the host's printf output so far comes before the kernel's
         function, entry, types, *args = args
         kernel = self.library.instance(name, function, entry, types)
-        values = [self._argument(name, param, value) for param, value in zip(kernel.decl.params, args)]
+        values = [self._argument(name, param, value, kernel.types.get(param, "")) for param, value in
+                  zip(kernel.decl.params, args)]
         started = time.perf_counter()
         report, trace = None, None
         try:
@@ -202,9 +203,11 @@ class HostRun:
         if report is not None and not report.ok:
             print(report.to_text(), flush=True)
 
-    def _argument(self, kernel: str, param: str, value):
+    def _argument(self, kernel: str, param: str, value, code: str = ""):
         if not isinstance(value, Pointer):
             return value
+        if value.dtype == "struct" and code.startswith("struct"):  # a struct by value: the host's bytes (launch.h)
+            return ctypes.string_at(value.address, int(code[len("struct"):]))
         if value.address == 0:
             return None
         memory = self.device.view(value)

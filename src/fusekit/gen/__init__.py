@@ -2,14 +2,14 @@
 
 Layers: :mod:`.graph` (tracing with symbolic tensors), :mod:`.lower` (instructions and UB plan),
 :mod:`.source` (the pyasc kernel file), :mod:`.reference` (hardware / fp32 / exact models),
-:mod:`.op` (host: shapes, tiling, launch), :mod:`.catalogue` (the shipped generated operators), :mod:`.lookup`
+:mod:`.op` (host: shapes, tiling, launch), :mod:`.cube` (a matmul and its epilogue: AIC and mix kernels), :mod:`.catalogue` (the shipped generated operators), :mod:`.lookup`
 (an operator by name: catalogue, FILE.py:NAME or expression),
 :mod:`.perf` (fused vs unfused chain), :mod:`.tune` (``fusekit tune`` for generated ops), :mod:`.project`
 (pyasc tracing and the CANN custom-operator project: ``fusekit emit``; needs pyasc, imported on use).
 """
 
-from .graph import (GraphError, absolute, cast, clamp, clip, exp, gelu, leaky_relu, log, maximum, mean, minimum,
-                    reciprocal, relu, rsqrt, sigmoid, silu, sqrt, tanh, where)
+from .graph import (GraphError, absolute, cast, clamp, clip, conv2d, exp, gelu, leaky_relu, log, matmul, maximum, mean,
+                    minimum, reciprocal, relu, rsqrt, sigmoid, silu, sqrt, tanh, where)
 from .graph import abs, max, min, sum  # noqa: A004 - numpy's names (abs: numpy.abs, absolute's alias)
 from .lookup import load
 from .op import GeneratedOp, GenRun, define_op, op
@@ -27,5 +27,5 @@ def profile(name: str, n: int = 2**20, dtype: str = "float16", **kwargs):
     return compare(load(name), n, dtype, **kwargs)
 
 __all__ = ["GeneratedOp", "GenRun", "GraphError", "profile", "run", "absolute", "cast", "clamp", "clip", "define_op", "exp", "gelu",
-           "leaky_relu", "log", "max", "maximum", "mean", "min", "minimum", "op", "reciprocal", "relu", "rsqrt",
+           "leaky_relu", "log", "matmul", "conv2d", "max", "maximum", "mean", "min", "minimum", "op", "reciprocal", "relu", "rsqrt",
            "sigmoid", "silu", "sqrt", "sum", "tanh", "where"]

@@ -27,6 +27,7 @@ BINARY = ("add", "sub", "mul", "div", "maximum", "minimum")
 COMPARE = ("lt", "le", "gt", "ge", "eq", "ne")
 REDUCE = ("sum", "mean", "max", "min")
 OTHER = ("leaky_relu", "clamp", "cast", "where")
+CUBE = ("matmul", "conv2d")  # the cube unit's primitives: lowered by fusekit.gen.cube
 
 
 TEXT_LIMIT = 400  # operations of a tree form (Node repr, Graph.text) before it is shortened
@@ -128,10 +129,10 @@ class Sym:
         raise GraphError(_numpy_hint(f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")))
 
     def __matmul__(self, o):
-        raise GraphError("x @ y is a matrix product, a cube-unit operation: the generator makes vector kernels only "
-                         "(elementwise primitives and last-axis reductions)")
+        return matmul(self, o)
 
-    __rmatmul__ = __matmul__
+    def __rmatmul__(self, o):
+        return matmul(o, self)
 
     def __getitem__(self, key):
         raise GraphError(f"x[{key!r}]: indexing or slicing a traced tensor is not generated; a fused operator works on "
@@ -231,6 +232,42 @@ clip = clamp
 def where(cond, a, b):
     """``a`` where ``cond`` else ``b`` (numpy.where); ``cond`` a comparison."""
     return Sym(Node("where", (_node(cond), _node(a), _node(b))))
+
+
+def matmul(a, b, transpose_a: bool = False, transpose_b: bool = False):
+    """The matrix product ``a @ b`` on the cube unit (numpy.matmul's rules for 2-D and batched operands).
+
+    ``a`` is (..., M, K), or (..., K, M) with ``transpose_a``; ``b`` is (K, N) or (..., K, N), or (N, K) /
+    (..., N, K) with ``transpose_b`` (a weight stored as PyTorch's Linear stores it). Both must be input tensors
+    of the operator, used by nothing else; float16 / bfloat16 / float32 inputs accumulate in float32, int8 in
+    int32 (Mmad.md 表7). Anything the generator fuses may follow (fusekit.gen.cube).
+    """
+    for x in (a, b):
+        if not isinstance(x, Sym):
+            raise GraphError(f"matmul({x!r}, ...): the operands of a matrix product are tensors of the operator")
+    return Sym(Node("matmul", (a.node, b.node), {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)}))
+
+
+def _pair(name: str, v, low: int) -> tuple:
+    pair = (v, v) if isinstance(v, numbers.Integral) else tuple(v)
+    if len(pair) != 2 or any(not isinstance(x, numbers.Integral) or x < low for x in pair):
+        raise GraphError(f"conv2d's {name}={v!r}: an int or a pair of ints (height, width), each >= {low}")
+    return tuple(int(x) for x in pair)
+
+
+def conv2d(x, w, stride=1, padding=0, dilation=1):
+    """A 2-D cross-correlation on the cube, as torch.nn.functional.conv2d computes it, lowered through img2col
+    (LoadData 3Dv2: docs/cube.md; the feature map in L1 as NC1HWC0, one image at a time): ``x`` (N, Cin, H, W),
+    ``w`` (Cout, Cin, kh, kw), both input tensors of one dtype (float16 / bfloat16 / int8); ``stride``, ``padding``
+    (zeros, both sides), ``dilation`` an int or (height, width). The result is **NHWC**, (N, Ho, Wo, Cout), the
+    layout Fixpipe writes (a row per pixel, the channels along it), so a (Cout,) bias or scale follows as in a
+    matmul epilogue. Anything the generator fuses may follow (fusekit.gen.cube)."""
+    for v in (x, w):
+        if not isinstance(v, Sym):
+            raise GraphError(f"conv2d({v!r}, ...): the operands of a convolution are tensors of the operator")
+    params = {"stride": _pair("stride", stride, 1), "padding": _pair("padding", padding, 0),
+              "dilation": _pair("dilation", dilation, 1)}
+    return Sym(Node("conv2d", (x.node, w.node), params))
 
 
 ROUNDINGS = ("rint", "floor", "ceil", "round", "trunc")
@@ -436,4 +473,4 @@ def primitives() -> dict:
     return {"exp": exp, "log": log, "sqrt": sqrt, "rsqrt": rsqrt, "reciprocal": reciprocal, "relu": relu,
             "sigmoid": sigmoid, "silu": silu, "tanh": tanh, "abs": absolute, "maximum": maximum, "minimum": minimum,
             "gelu": gelu, "leaky_relu": leaky_relu, "clamp": clamp, "clip": clip, "where": where, "cast": cast,
-            "sum": sum, "mean": mean, "max": max, "min": min}
+            "sum": sum, "mean": mean, "max": max, "min": min, "matmul": matmul, "conv2d": conv2d}

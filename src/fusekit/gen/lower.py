@@ -184,6 +184,9 @@ def natural_dtypes(graph: Graph, dtype: str, scalar_inputs=()) -> dict:
             d = out[n.name]
         elif n.op == "cast":
             d = n.params["dtype"]
+        elif n.op in ("matmul", "conv2d"):  # the product has its operands' dtype, as CANN's MatMul; int8 accumulates in int32
+            d = natural(n.args[0])
+            d = "int32" if d == "int8" else d
         elif n.op in ("const", "attr"):
             d = dtype
         else:

@@ -33,6 +33,7 @@ from fusekit.asc.basic import supports
 from fusekit.asc.names import snake_case
 from fusekit.soc import SoC, get_soc
 
+from .checked import CheckResult
 from .graph import REDUCE, Graph, GraphError, trace
 from .lower import FLOATS, PRECISIONS, Program, lower
 from .reference import exact as exact_model
@@ -111,6 +112,9 @@ class GeneratedOp:
         self.op_type = op_type or "".join(p.capitalize() for p in self.name.split("_"))
         self.dtypes = tuple(dtypes.as_dtype(d).name for d in dtypes_)
         self._variants: dict = {}
+        from .cube import CubeOp, has_matmul
+
+        self.cube = CubeOp(self) if has_matmul(self.graph) else None  # a matmul: AIC / mix kernels (fusekit.gen.cube)
         self.__doc__ = fn.__doc__
         self.__name__ = self.name
 
@@ -267,6 +271,9 @@ class GeneratedOp:
             GraphError: the expression needs an instruction the SoC (or fusekit.asc) lacks.
             KernelError: the generated kernel broke a hardware rule (a generator bug).
         """
+        if self.cube is not None:
+            return self.cube.run(*arrays, soc=soc, core_num=core_num, buffer_num=buffer_num, precision=precision,
+                                 tile_length=tile_length, dtype=dtype, launcher=launcher, **kwargs)
         spec = get_soc(soc)
         named, attrs = self._bind(arrays, kwargs)
         dt = self._dtype(named, dtype)
@@ -342,12 +349,15 @@ class GeneratedOp:
                  f"of its dtype (precision {run.precision}){fp32}")
         return run
 
-    def check(self, *arrays, soc=None, precision: str | None = None, **kwargs) -> dict:
+    def check(self, *arrays, soc=None, precision: str | None = None, **kwargs) -> CheckResult:
         """Run and compare every output with its own model (``hardware`` or ``fp32``, which it must match
         bit for bit: ``compare(bit_exact=True)``, so one differing element fails and the reason names the
         first) and with ``exact`` (:func:`versus_exact`), by ``fusekit.verify.compare``.
 
-        Returns {output: (own Comparison, exact Comparison)} and the run (:class:`GenRun`) as "run"."""
+        Returns a :class:`fusekit.gen.checked.CheckResult`: ``.run`` (:class:`GenRun`), ``.comparisons``
+        ({output: (own Comparison, exact Comparison)}), ``.passed``; its repr is one line (verdict, max error
+        and tolerance per output), and it reads as the mapping check returned before (``result["run"]``,
+        ``result[output]``). Raises what :meth:`run` raises."""
         from fusekit.verify import compare
 
         attrs = {a.name: kwargs[a.name] for a in self.graph.attrs if a.name in kwargs}
@@ -355,11 +365,10 @@ class GeneratedOp:
         model = "hardware" if result.precision == "native" else "fp32"
         own = self.reference(model, *arrays, soc=soc, overflow_mode=result.overflow, **attrs)
         rounded, real = self.reference("exact", *arrays, **attrs), self.exact(*arrays, **attrs)
-        out = {"run": result}
-        for k, y in result.outputs.items():
-            out[k] = (compare(y, own[k], reference=model, bit_exact=True),
-                      versus_exact(y, rounded[k], real[k], result.variant.program.compute))
-        return out
+        comparisons = {k: (compare(y, own[k], reference=model, bit_exact=True),
+                           versus_exact(y, rounded[k], real[k], result.variant.program.compute))
+                       for k, y in result.outputs.items()}
+        return CheckResult(self.name, result, comparisons)
 
     def sanitize(self, *arrays, soc=None, **kwargs) -> list:
         """Run every launch under ``fusekit.sanitize``; returns the sanitizer Reports."""
@@ -381,9 +390,25 @@ class GeneratedOp:
         forces it: run's ``tile_length`` counts rows in a row-tiled kernel). The row geometry (ROW, GM_ROW,
         ROW_PAD, TILE_ROWS, LOG_ROWS, RTMP) goes to the kernel as int arguments; the CANN project's TilingFunc
         computes it in C++ the same way (fusekit.gen.project._row_geometry: change both together)."""
+        plan, args, kernel_kwargs, outs, finish = self.row_launch(var.program, named, values, shape, spec, core_num,
+                                                                  buffer_num, tile_rows)
+        started = time.perf_counter()
+        launches = []
+        if plan.block_dim:
+            if launcher is None:
+                launches.append(launch(var.kernel, plan.block_dim, tuple(args), kernel_kwargs, soc=spec, **kwargs))
+            else:
+                launches.append(launcher(var.kernel, plan.block_dim, tuple(args), kernel_kwargs, spec))
+        launches = [r for r in launches if r is not None]
+        return GenRun(finish(), precision, dt, spec, [plan], launches, time.perf_counter() - started,
+                      overflow.choose(spec, kwargs.get("overflow")), var)
+
+    def row_launch(self, program, named, values, shape, spec, core_num, buffer_num, tile_rows=None, step=1):
+        """The row-tiled launch of ``program`` without running it: (TilingData, kernel arguments in order, keyword
+        arguments, {output: GM array}, a function returning the outputs in ``shape``). ``step``: rows per core a
+        multiple of it (a mix kernel's AIC shares, fusekit.gen.cube). See :meth:`_run_rows`."""
         from fusekit.asc.basic.vec_reduce import tmp_elements
 
-        program = var.program
         gm = program.gm_dtypes
         width = shape[-1] if shape else 1
         n = int(np.prod(shape, dtype=np.int64))
@@ -425,7 +450,6 @@ class GeneratedOp:
                              "split the last axis)")
         cores = min(core_num or spec.vector_cores, max(nrows, 1))
         # every core's rows start on a 32 B block of every output: no two cores write one GM block (AD-API DataCopy)
-        step = 1
         for k in outs_:
             step = math.lcm(step, 32 // math.gcd(gm_row * size[k], 32))
         block = -(-nrows // cores) if nrows else 0
@@ -457,17 +481,10 @@ class GeneratedOp:
         kernel_kwargs = dict(plan.kernel_args(), ROW=width, GM_ROW=gm_row, **scalar_args, TILE_ROWS=tile_rows,
                              ROW_PAD=row_pad, LOG_ROWS=max(tile_rows - 1, 0).bit_length(), RTMP=rtmp,
                              BUFFER_NUM=buffer_num)
-        started = time.perf_counter()
-        launches = []
-        if block_dim:
-            if launcher is None:
-                launches.append(launch(var.kernel, block_dim, tuple(args), kernel_kwargs, soc=spec, **kwargs))
-            else:
-                launches.append(launcher(var.kernel, block_dim, tuple(args), kernel_kwargs, spec))
-        launches = [r for r in launches if r is not None]
-        results = {k: np.ascontiguousarray(o.reshape(-1, gm_row)[:, :width]).reshape(shape) for k, o in outs.items()}
-        return GenRun(results, precision, dt, spec, [plan], launches, time.perf_counter() - started,
-                      overflow.choose(spec, kwargs.get("overflow")), var)
+
+        def finish():
+            return {k: np.ascontiguousarray(o.reshape(-1, gm_row)[:, :width]).reshape(shape) for k, o in outs.items()}
+        return plan, args, kernel_kwargs, outs, finish
 
     # -- references
     def reference(self, model: str, *arrays, soc=None, precision_dtype: str | None = None,
@@ -477,6 +494,9 @@ class GeneratedOp:
 
         Returns {output name: array of the output's dtype and shape}. ``overflow_mode`` defaults to the
         SoC's (saturation on 310P)."""
+        if self.cube is not None:
+            return self.cube.reference(model, *arrays, soc=soc, precision_dtype=precision_dtype,
+                                       overflow_mode=overflow_mode, **attrs)
         spec = get_soc(soc)
         named, values = self._bind(arrays, dict(attrs))
         dt = self._dtype(named, precision_dtype)
@@ -515,6 +535,8 @@ class GeneratedOp:
 
     def exact(self, *arrays, soc=None, **attrs) -> dict:
         """The exact float64 results before the final rounding (for ``fusekit.verify.compare``'s ``exact``)."""
+        if self.cube is not None:
+            return self.cube.exact(*arrays, soc=soc, **attrs)
         named, values = self._bind(arrays, dict(attrs))
         shape, scalar_inputs, row_inputs = self._shapes(named)
         for k in scalar_inputs:

@@ -41,6 +41,8 @@ class Comparison:
         launch_us: launch overhead of the fused kernel.
         scalar_us: scalar-pipe (issue) time of the fused kernel's slowest core: the scheduling part.
         gm_bytes: GM bytes the fused kernel moves. roofline_us: those bytes at the SoC's GM bandwidth.
+        profile: the fused kernel's ``fusekit.timing.Profile`` (its timeline: ``write_trace``, ``plot``,
+            ``write_csv``).
     """
 
     op: str
@@ -54,6 +56,7 @@ class Comparison:
     scalar_us: float
     gm_bytes: int
     roofline_us: float
+    profile: object = None
 
     @property
     def speedup(self) -> float:
@@ -132,6 +135,12 @@ def compare(op: GeneratedOp, n: int = 2**20, dtype: str = "float16", *, soc=None
     fused, run = _time(op, arrays, attrs, spec, precision=precision, core_num=core_num, buffer_num=buffer_num,
                        tile_length=tile_length)
     precision = run.precision
+    out_shape = np.broadcast_shapes(*(a.shape for a in arrays)) if op.cube is None else None
+    if op.cube is not None:  # a matmul operator: its unfused chain is the plain matmul(s), then the epilogue
+        from .cube import unfused_times
+
+        return _comparison(op, fused, unfused_times(op, arrays, spec, attrs), dtype, spec,
+                           int(np.prod(next(iter(run.outputs.values())).shape)))
     memo = {}
 
     def dtype_of(node):
@@ -142,7 +151,6 @@ def compare(op: GeneratedOp, n: int = 2**20, dtype: str = "float16", *, soc=None
         kinds = [dtype_of(a) for a in node.args if not a.is_scalar]
         return kinds[0] if kinds else dtype
 
-    out_shape = np.broadcast_shapes(*(a.shape for a in arrays))
     names = [i.name for i in op.graph.inputs]
     chain = []
     for node in op.graph.nodes():
@@ -166,9 +174,15 @@ def compare(op: GeneratedOp, n: int = 2**20, dtype: str = "float16", *, soc=None
                               core_num=core_num, buffer_num=buffer_num,
                               dtype=first if first in ("float16", "float32", "bfloat16") else dtype)[0].kernel_time_us
         chain.append((node.op, memo[key]))
+    return _comparison(op, fused, chain, dtype, spec, int(np.prod(out_shape)))
+
+
+def _comparison(op: GeneratedOp, fused, chain: list, dtype: str, spec, n: int) -> Comparison:
+    """The Comparison of the fused Profile ``fused`` and the unfused ``chain`` [(kernel, µs)]; the scheduling time
+    is the busiest core's scalar time (AIV or, in an AIC kernel, AIC)."""
     rows = fused.utilization()
-    scalar = max((r["aiv_scalar_time(us)"] for r in rows), default=0.0)
+    scalar = max((r.get("aiv_scalar_time(us)", r.get("aic_scalar_time(us)", 0.0)) for r in rows), default=0.0)
     launch_us = sum(s.overhead_us for s in fused.launches)
     roofline = fused.gm_bytes / (fused.params.gm_bandwidth_gbps * 1e3)
-    return Comparison(op.name, int(np.prod(out_shape)), dtype, spec.name, fused.kernel_time_us, sum(us for _, us in chain), chain, launch_us,
-                      scalar, fused.gm_bytes, roofline)
+    return Comparison(op.name, n, dtype, spec.name, fused.kernel_time_us, sum(us for _, us in chain), chain,
+                      launch_us, scalar, fused.gm_bytes, roofline, fused)

@@ -43,6 +43,7 @@ from fusekit.pyasc.opdef import MSOPGEN_DTYPES
 from fusekit.pyasc.project import HOST_OPDEF, HOST_TILING_SAVE, Dispatched, kernel_entry, write_project_files
 from fusekit.soc import get_soc
 
+from .graph import GraphError
 from .op import GeneratedOp
 from .source import ROW_RESERVED, TILING_FIELDS
 
@@ -95,6 +96,7 @@ def emit(op: GeneratedOp, dtype: str = "float16", precision: str = "native", soc
         ValueError: bfloat16 (pyasc 1.1.1 has none), a dtype the operator does not take, a bad row length.
         GraphError: the expression cannot be generated for this dtype / precision / SoC.
     """
+    _vector_only(op)
     check_dtype(dtype)
     if dtype not in op.dtypes:
         raise ValueError(f"{op.name} takes {', '.join(op.dtypes)}, not {dtype}")
@@ -110,6 +112,15 @@ def emit(op: GeneratedOp, dtype: str = "float16", precision: str = "native", soc
     return result
 
 
+def _vector_only(op: GeneratedOp) -> None:
+    """Refuse a matmul operator: its AIC / MIX_AIC_1_2 kernel and the cube plan's host tiling are not traced or
+    written as a CANN project yet (fusekit.gen.cube)."""
+    if op.cube is not None:
+        raise GraphError(f"{op.name} holds a matmul: emitting its AIC / MIX_AIC_1_2 kernel and a CANN project with "
+                         "the cube's host tiling is not generated yet; fusekit run / profile / tune take it, and "
+                         "the variant of a run (run(...).variant.source, .path) is its pyasc source")
+
+
 def emittable(op: GeneratedOp) -> list[str]:
     """The operator's dtypes that pyasc can emit (not bfloat16)."""
     return [d for d in op.dtypes if d in EMITTABLE]
@@ -123,6 +134,7 @@ def write_project(op: GeneratedOp, out_dir: "str | Path", *, row: int = ROW, buf
         PyascMissing: pyasc is not installed.
         ValueError: the operator has no dtype pyasc can emit.
     """
+    _vector_only(op)
     kept = emittable(op)
     if not kept:
         raise ValueError(f"{op.name} takes only {', '.join(op.dtypes)}, which pyasc 1.1.1 cannot emit")

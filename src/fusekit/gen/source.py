@@ -246,14 +246,21 @@ ROW_RESERVED = RESERVED | {"rows", "m", "row0", "ROW", "GM_ROW", "ROW_PAD", "TIL
                            "rtmp", "rtmp_buf", "bcast", "q_stage", "stage", "r", "load_rows", "store_rows", "replicate"}
 
 
-def row_kernel_source(name: str, program: Program, *, expression: str, variant: str) -> str:
+def row_kernel_source(name: str, program: Program, *, expression: str, variant: str, share: bool = False,
+                      bands: bool = False) -> str:
     """The pyasc source of a row-tiled kernel (reductions along the last axis, (C,) inputs broadcast
     along rows): each tile holds ``rows`` rows of ROW_PAD elements (see :mod:`fusekit.gen.device`).
 
     The row geometry -- ROW, GM_ROW, ROW_PAD, TILE_ROWS, LOG_ROWS (ceil(log2 TILE_ROWS)) and RTMP (the
     reductions' temp buffer, elements) -- are ``int`` arguments the host tiling computes per launch
     (``GeneratedOp._run_rows``, the CANN project's TilingFunc), so one kernel serves every row length;
-    only BUFFER_NUM (a TQue depth) and the dtypes are compiled in."""
+    only BUFFER_NUM (a TQue depth) and the dtypes are compiled in.
+
+    ``share``: the function takes its core's rows (start, core_rows, full_tiles, tail) as arguments instead of
+    the TilingData fields, for the AIVs of a mix kernel (fusekit.gen.cube), whose shares follow their AIC's.
+    ``bands`` (with ``share``): (start, core_rows) are the AIC's rows, which it computes in bands of BASE_M; the
+    function takes each band's half (AIV_STEP-row granules; the odd AIV the second half) when the AIC's mode-2
+    flag says the band is in GM, and flags the AIC back after it (fusekit.gen.cube._aic_share's protocol)."""
     names = Names(program)
     ins_, outs, bcs = list(program.inputs), list(program.outputs), list(program.broadcast)
     cdt = program.compute
@@ -375,7 +382,10 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     w("\n")
 
     args = ", ".join(f"{x}: asc.GlobalAddress" for x in ins_ + bcs + outs)
-    fields = ", ".join(f"{f}: int" for f in TILING_FIELDS)
+    fields = "start: int, core_rows: int, full_tiles: int, tail: int" if share else \
+        ", ".join(f"{f}: int" for f in TILING_FIELDS)
+    if bands:
+        fields = "start: int, core_rows: int, BASE_M: int, AIV_STEP: int"
     w("@asc.jit")
     w(f"def {name}({args},")
     w(f"{' ' * (len(name) + 5)}{fields}, ROW: int, GM_ROW: int{sc},")
@@ -383,7 +393,8 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     w(f"{' ' * (len(name) + 5)}BUFFER_NUM: asc.ConstExpr[int]):")
     w(f'    """One core\'s rows of {expression}; the tiling fields count rows of ROW elements (GM_ROW apart in GM),')
     w("    TILE_ROWS rows of ROW_PAD elements per UB tile; the int arguments are the TilingData fields.\"\"\"")
-    w(f"    start, core_rows, full_tiles, tail = core_share({', '.join(TILING_FIELDS)})")
+    if not share:
+        w(f"    start, core_rows, full_tiles, tail = core_share({', '.join(TILING_FIELDS)})")
     for x in ins_ + outs:
         w(f"    {x}_gm = asc.GlobalTensor()")
         if x in program.columns:  # with column_blocks the host padded it by one block: the last tile's read fits
@@ -444,6 +455,23 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     tile_args = (f", ROW, GM_ROW{''.join(', ' + s for s in scalars)}, "
                  f"{', '.join(f'{x}_gm' for x in ins_ + outs)}, {', '.join(f'q_{x}' for x in ins_ + outs)}{bc_args}"
                  f"{call_extra}, ROW_PAD, TILE_ROWS")
+    if bands:
+        w("    for j in range((core_rows + BASE_M - 1) // BASE_M):  # every AIV takes every flag of its AIC")
+        w("        # band j is in GM once the AIC's mode-2 flag arrives: wait on PIPE_MTE2, before the first")
+        w("        # GM -> UB copy of it (CrossCoreSetFlag(ISASI).md, docs/cube.md Mix kernels)")
+        w("        asc.cross_core_wait_flag(0, 2, asc.PipeID.PIPE_MTE2)")
+        w("        band = min(BASE_M, core_rows - j * BASE_M)")
+        w("        # the first half in whole AIV_STEP rows (whole 32 B blocks of every GM row: no block written twice)")
+        w("        first = min(band, (band + 2 * AIV_STEP - 1) // (2 * AIV_STEP) * AIV_STEP)")
+        w("        odd = asc.get_block_idx() % 2")
+        w("        r0 = j * BASE_M + (first if odd else 0)")
+        w("        rows = band - first if odd else first")
+        w("        for i in range(rows // TILE_ROWS):")
+        w(f"            process_tile(r0 + i * TILE_ROWS, TILE_ROWS{tile_args})")
+        w("        if rows % TILE_ROWS > 0:")
+        w(f"            process_tile(r0 + rows // TILE_ROWS * TILE_ROWS, rows % TILE_ROWS{tile_args})")
+        w("        asc.cross_core_set_flag(1, 2, asc.PipeID.PIPE_MTE3)  # band j done: the AIC may run ahead again")
+        return "\n".join(L) + "\n"
     w("    for i in range(full_tiles):")
     w(f"        process_tile(i * TILE_ROWS, TILE_ROWS{tile_args})")
     w("    if tail > 0:")

@@ -2,7 +2,7 @@
 
 The AIV (vector core): local space the UB, pipes S, V, MTE2 and MTE3 (AD-G 编程模型/抽象硬件架构.md; AD-API
 核内同步能力概述.md). The AIC (cube core) of the separated architecture (arch 2201): L1, L0A, L0B, L0C and the bias
-table, pipes S, MTE1, MTE2, M and FIX; it has no UB, and AIC and AIV exchange data through GM (AD-G 架构规格/
+table, pipes S, MTE1, MTE2, M, FIX and MTE3 (L1 -> GM; 核内同步能力概述.md 表2); it has no UB, and AIC and AIV exchange data through GM (AD-G 架构规格/
 NPU架构版本2201.md). One AI Core on Atlas A2/A3 is one AIC and two AIVs (AD-G 基本架构.md).
 """
 
@@ -46,8 +46,10 @@ class CoreKind:
 AIV = CoreKind("AIV", (Pipe.S, Pipe.V, Pipe.MTE2, Pipe.MTE3), "AD-G 抽象硬件架构.md; AD-API 核内同步能力概述.md (the "
                "vector core's pipes); PROF PipeUtilization.csv (its column order)",
                (Pipe.V, Pipe.S, Pipe.MTE2, Pipe.MTE3))
-AIC = CoreKind("AIC", (Pipe.S, Pipe.MTE2, Pipe.MTE1, Pipe.M, Pipe.FIX), "AD-G 基本架构.md (the AIC holds Cube, Scalar, "
-               "MTE1, MTE2, FixPipe); AD matmul_high_performance/README.md (the aic_mac, aic_scalar, aic_mte1, aic_mte2, "
-               "aic_fixpipe columns, in that order)", (Pipe.M, Pipe.S, Pipe.MTE1, Pipe.MTE2, Pipe.FIX))
+AIC = CoreKind("AIC", (Pipe.S, Pipe.MTE2, Pipe.MTE1, Pipe.M, Pipe.FIX, Pipe.MTE3), "AD-G 基本架构.md (the AIC holds "
+               "Cube, Scalar, MTE1, MTE2, FixPipe); AD-API 核内同步能力概述.md 表2 (the AIC's flags and barriers include "
+               "PIPE_MTE3: L1 -> GM copies, 数据搬运导览/GM与L1或L0数据搬运.md); AD matmul_high_performance/README.md "
+               "(the aic_mac, aic_scalar, aic_mte1, aic_mte2, aic_fixpipe columns, in that order)",
+               (Pipe.M, Pipe.S, Pipe.MTE1, Pipe.MTE2, Pipe.FIX))
 
 CORE_KINDS: dict[str, CoreKind] = {kind.name: kind for kind in (AIV, AIC)}

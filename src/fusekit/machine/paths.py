@@ -61,6 +61,9 @@ PATHS: dict[tuple[MemSpace, MemSpace], DataPath] = {(p.src, p.dst): p for p in (
     DataPath(Mem.UB, Mem.UB, Pipe.V, frozenset({COUNT, BLOCKS}), False, "AD-API DataCopy（UBToUB高维切分数据搬运）.md"),
     DataPath(Mem.GM, Mem.L1, Pipe.MTE2, frozenset({COUNT, BLOCKS, ND2NZ}), False,
              "AD-API 矩阵计算的搬入/总体说明.md; DataCopy（GMToL1随路转换-ND2NZ搬运）.md"),
+    DataPath(Mem.L1, Mem.GM, Pipe.MTE3, frozenset({COUNT, BLOCKS}), False,
+             "AD-API 数据搬运导览/GM与L1或L0数据搬运.md (A1 / B1 -> GM, count or DataCopyParams); 核内同步能力概述.md "
+             "表2 (PIPE_MTE3 on the AIC)"),
     DataPath(Mem.L1, Mem.L0A, Pipe.MTE1, frozenset({LOAD2D}), False, "AD-API LoadData_2D.md (PIPE_MTE1 from L1)"),
     DataPath(Mem.L1, Mem.L0B, Pipe.MTE1, frozenset({LOAD2D}), False, "AD-API LoadData_2D.md (PIPE_MTE1 from L1)"),
     DataPath(Mem.L1, Mem.BT, Pipe.MTE1, frozenset({COUNT, BLOCKS}), False,

@@ -53,6 +53,8 @@ class CoreState:
     hf32: bool = _register("the cube's HF32 mode: float Mmad inputs rounded to HF32 (fusekit.asc.cube.mmad; "
                            "SetHF32Mode.md)", default=False)
     hf32_round_away: bool = _register("HF32 ties away from zero instead of to even (SetHF32TransMode.md)", default=False)
+    load3d: object = _register("img2col's registers: FMATRIX, padding, L3D_RPT, L1 boundary (fusekit.asc.cube.load3d; "
+                               "SetFmatrix.md, SetLoadDataPaddingValue.md, SetLoadDataRepeat.md, SetLoadDataBoundary.md)")
     gather_mask_remain: "int | None" = _register("elements the last gather_mask kept (GetGatherMaskRemainCount.md)")
     mrg_sort_result: "list | None" = _register("elements per queue the last mrg_sort took (GetMrgSortResult.md)")
     dcache: object = _register("the scalar unit's data cache over GM (fusekit.asc.cache.DataCache; "

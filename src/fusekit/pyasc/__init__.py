@@ -9,6 +9,6 @@
 - :mod:`~fusekit.pyasc.conformance` and :mod:`~fusekit.pyasc.plugin`: pyasc's tests and tutorials run
   on the simulator, the report and the pytest plugin (``pytest -p fusekit.pyasc_plugin``).
 
-Nothing here is needed to simulate: pyasc (``pip install 'fusekit[pyasc]'``) is imported only by the
+Nothing here is needed to simulate: pyasc (``pip install 'ascend-fusekit[pyasc]'``) is imported only by the
 functions that use it.
 """

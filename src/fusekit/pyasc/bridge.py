@@ -24,7 +24,7 @@ from pathlib import Path
 from fusekit import asc as fusekit_asc
 
 _lock = threading.RLock()
-PYASC_INSTALL = "pip install 'fusekit[pyasc]'  (pyasc 1.1.1 needs numpy<2 and CPython 3.9-3.12)"
+PYASC_INSTALL = "pip install 'ascend-fusekit[pyasc]'  (pyasc 1.1.1 needs numpy<2 and CPython 3.9-3.12)"
 # fusekit modules whose kernels import each other; rebound together
 KERNEL_MODULES = ("fusekit.ops.elementwise",)
 

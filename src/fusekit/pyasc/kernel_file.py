@@ -37,7 +37,8 @@ def load_module(path: Path):
     try:
         return load_rebound(path, fusekit_asc)
     except Exception as exc:  # noqa: BLE001 - any import failure of the user's file is reported in one line
-        where = user_frame(exc)
+        # a SyntaxError is raised by the compiler, not in a frame of the file: it carries the file's line itself
+        where = f"{exc.filename}:{exc.lineno}" if isinstance(exc, SyntaxError) else user_frame(exc)
         raise KernelFileError(f"{path} failed to import: {type(exc).__name__} at {Path(where).name}: {exc}") from None
     finally:
         sys.path.remove(folder)
@@ -81,10 +82,13 @@ def pick_kernel(module, name: str | None, op, path: Path):
                               f"{path.name} has no such kernel (it has {sorted(kernels) or 'none'})"
                               + _closest(op.kernel_name, kernels))
     tops = _tops(kernels)
-    if len(tops) != 1:
-        found = ", ".join(k.fn.__name__ for k in tops) or "none"
-        raise KernelFileError(f"expected one @asc.jit kernel with asc.GlobalAddress parameters, found {found}; "
-                              "choose one with --kernel NAME")
+    if not tops:
+        helpers = f" (its @asc.jit functions {', '.join(sorted(kernels))} take no GM address)" if kernels else ""
+        raise KernelFileError(f"{path.name} has no @asc.jit kernel: no @asc.jit function with asc.GlobalAddress "
+                              f"parameters{helpers}")
+    if len(tops) > 1:
+        raise KernelFileError(f"{path.name} has several @asc.jit kernels, {', '.join(k.fn.__name__ for k in tops)}; "
+                              "choose one with --kernel NAME (or FILE.py:NAME)")
     return tops[0], None
 
 

@@ -60,7 +60,7 @@ from .schedule import CoreSchedule, LaunchSchedule, schedule
 
 __all__ = ["NO_VALUES", "Profile", "TimingParams", "load", "profile", "predict", "schedule"]
 
-STUDY_NAMES = ("bank_conflict_ub", "throughput", "add", "data_copy")  # fusekit.timing.studies.STUDIES
+STUDY_NAMES = ("bank_conflict_ub", "throughput", "add", "data_copy", "matmul")  # fusekit.timing.studies.STUDIES
 
 KIND = AIV  # the default core kind: its row names msprof's columns (fusekit.machine.cores)
 
@@ -226,7 +226,7 @@ class Profile:
         """PNG: the pipe timeline of the first ``cores`` cores and every core's pipe utilisation.
 
         Raises:
-            ImportError: matplotlib is not installed (``pip install 'fusekit[plot]'``).
+            ImportError: matplotlib is not installed (``pip install 'ascend-fusekit[plot]'``).
             ValueError: nothing ran (no launches, e.g. n = 0).
         """
         from .plot import plot_profile

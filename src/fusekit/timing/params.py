@@ -49,6 +49,8 @@ class TimingParams:
         mte_l2_gbps: most one core's MTE moves from or to L2 (a hit is not bound by HBM latency).
         gm_window_gbps / gm_window_bytes: cores reading the same ``gm_window_bytes`` window of a
             GM buffer at the same time are served one after another at ``gm_window_gbps`` in all.
+        gm_window_burst_bytes: the burst length at which ``gm_window_gbps`` holds: a window serves accesses, so
+            bursts b bytes long are served at ``gm_window_gbps`` x b / gm_window_burst_bytes.
         full_efficiency_bytes: bursts this large or larger get the best share of GM bandwidth.
         small_transfer_efficiency / gm_peak_efficiency: share of ``gm_bandwidth_gbps`` a vanishingly
             small burst / a burst of ``full_efficiency_bytes`` or more uses; linear in between.
@@ -70,6 +72,11 @@ class TimingParams:
             L0A, L0B and the bias table.
         fix_l1_elements_per_cycle: Fixpipe L0C -> L1 elements per cycle; L0C -> GM is a GM transfer.
         fix_head_cycles: cycles of a Fixpipe into L1 on top of its elements / rate.
+        aic_mte2_gbps / aic_mte2_request_ns / aic_mte2_row_ns: the AIC's MTE2 (GM -> L1, ND2NZ included): per-core
+            byte rate, engine time per copy and per row (burst) of the copy on top of its bytes; its share of the
+            chip's HBM / L2 bandwidth is that of every GM transfer.
+        fix_gm_head_ns / fix_gm_gbps: a Fixpipe L0C -> GM: time per instruction and its byte rate (of the bytes
+            written), on the FIX pipe.
         sources: attribute name -> source text.
         elements_per_cycle: row -> {dtype (Ascend C spelling, e.g. "half") -> elements per cycle}.
     """
@@ -95,6 +102,7 @@ class TimingParams:
     mte_l2_gbps: float
     gm_window_gbps: float
     gm_window_bytes: int
+    gm_window_burst_bytes: int
     full_efficiency_bytes: float
     small_transfer_efficiency: float
     gm_peak_efficiency: float
@@ -113,6 +121,11 @@ class TimingParams:
     mte1_bt_bytes_per_cycle: float
     fix_l1_elements_per_cycle: float
     fix_head_cycles: float
+    aic_mte2_gbps: float
+    aic_mte2_request_ns: float
+    aic_mte2_row_ns: float
+    fix_gm_head_ns: float
+    fix_gm_gbps: float
     sources: Mapping[str, str]
     elements_per_cycle: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 

@@ -25,7 +25,7 @@ def plot_profile(profile, path, cores: int = 4) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ImportError("plotting needs matplotlib: pip install 'fusekit[plot]'") from None
+        raise ImportError("plotting needs matplotlib: pip install 'ascend-fusekit[plot]'") from None
     fig, (timeline, bars) = plt.subplots(2, 1, figsize=(12, 7), gridspec_kw={"height_ratios": [3, 2]})
     _timeline(timeline, profile, cores)
     _utilization(bars, profile)

@@ -102,8 +102,13 @@ class LaunchSchedule:
         return self.overhead_us + self.makespan_us
 
 
-def schedule(trace: Trace, params: TimingParams) -> LaunchSchedule:
-    """Schedule every core of ``trace`` with the costs of ``params``."""
+def schedule(trace: Trace, params: TimingParams, hbm_shares=None) -> LaunchSchedule:
+    """Schedule every core of ``trace`` with the costs of ``params``.
+
+    ``hbm_shares``: None (each transfer's HBM share from the launch's own L2 reuse, :func:`l2_miss_share`) or a
+    function core -> {program index: share of the transfer's bytes served by HBM} that replaces it, for a trace
+    that stands for part of a bigger launch whose L2 state it does not see (``fusekit.timing.cube_studies``);
+    cores scheduled as one group get the mean over the group of their shares."""
     count = len(trace.cores)  # block_dim, or every AIC and AIV of a mix launch
     streams = [trace.cores[trace.stand_ins.get(c, c)] for c in range(count)]
     groups: dict[tuple, list[int]] = defaultdict(list)
@@ -117,7 +122,8 @@ def schedule(trace: Trace, params: TimingParams) -> LaunchSchedule:
         stream = streams[members[0]]
         real = [streams[c] for c in members if c not in trace.stand_ins]  # stand-ins do other cores' data
         sharers = window_sharers(real, params) if len(real) > 1 and params.gm_window_gbps else None
-        sims.append(_CoreSim(stream, params, len(members), transfers, barrier, l2_miss_share(stream, params, count),
+        shares = _mean_shares([hbm_shares(c) for c in members]) if hbm_shares else l2_miss_share(stream, params, count)
+        sims.append(_CoreSim(stream, params, len(members), transfers, barrier, shares,
                              sharers, auto_sync=getattr(trace, "auto_sync", True), remote=remote))
     remote.sims = {core: sim for sim, members in zip(sims, groups.values()) for core in members}
     for sim in sims:
@@ -129,6 +135,12 @@ def schedule(trace: Trace, params: TimingParams) -> LaunchSchedule:
         for core in members:
             schedules[core] = result
     return LaunchSchedule(trace, schedules, params.launch_us(count))
+
+
+def _mean_shares(shares: list[dict[int, float]]) -> dict[int, float]:
+    """Per program index, the mean of ``shares`` (a missing key means 1.0, all HBM)."""
+    keys = set().union(*shares)
+    return {i: sum(s.get(i, 1.0) for s in shares) / len(shares) for i in keys}
 
 
 def _bypasses(hint: str, write: bool) -> bool:
@@ -261,6 +273,13 @@ def _engine_factor(instr: Instr, bursts: list, p: TimingParams) -> float:
     """
     payload = instr.nbytes / p.mte_engine_gbps  # ns
     return payload / (payload + p.mte_request_ns + max(1, len(bursts)) * p.mte_burst_ns)
+
+
+def _aic_engine_factor(instr: Instr, bursts: list, p: TimingParams) -> float:
+    """:func:`_engine_factor` of the AIC's MTE2 (GM -> L1): ``aic_mte2_request_ns`` per copy and ``aic_mte2_row_ns``
+    per row (an ND2NZ row is one burst) on top of bytes / ``aic_mte2_gbps`` (fitted: ``fusekit.timing.cube_studies``)."""
+    payload = instr.nbytes / p.aic_mte2_gbps  # ns
+    return payload / (payload + p.aic_mte2_request_ns + max(1, len(bursts)) * p.aic_mte2_row_ns)
 
 
 def _gm_offset(instr: Instr) -> int:
@@ -405,13 +424,15 @@ class _CoreSim:
         self.start[i] = start
         instr = self.instrs[i]
         bursts = [acc for acc in instr.reads + instr.writes if acc.mem.is_global]
-        if is_transfer(instr) and bursts and instr.nbytes:  # a GM transfer (MTE2, MTE3, FIX to GM)
+        if is_transfer(instr) and bursts and instr.nbytes and instr.pipe is not Pipe.FIX:  # a GM transfer
             misaligned = _alignment_factor(bursts, self.p)
             bypass = any(_bypasses(acc.l2, acc in instr.writes) for acc in bursts)
             efficiency = self.p.transfer_efficiency(instr.nbytes // max(1, len(bursts)), 0, bypass) * misaligned
-            factor = misaligned * _engine_factor(instr, bursts, self.p)
+            into_l1 = bool(instr.writes) and instr.writes[0].mem.name == "L1"  # the AIC's MTE2: its own engine
+            factor = misaligned * (_aic_engine_factor if into_l1 else _engine_factor)(instr, bursts, self.p)
             self.transfers.add(self, i, start, instr.nbytes, efficiency, factor, self.weight,
-                               self.hbm_share.get(i, 1.0), self.sharers[i] if self.sharers else 1)
+                               self.hbm_share.get(i, 1.0), self._window_load(i, bursts),
+                               self.p.aic_mte2_gbps * 1e3 if into_l1 else 0.0)
         elif instr.sync is not None and instr.sync.kind is SyncKind.ALL:
             self.barrier.arrive(self, i, start)
         elif self.remote is not None and releasers(instr):
@@ -421,6 +442,16 @@ class _CoreSim:
             self.end[i] = self.free[i] = start + cost
             self.busy[i] = cost
             self._known(i)
+
+    def _window_load(self, i: int, bursts: list) -> float:
+        """The sharers of the transfer's GM window (:func:`window_sharers`) in units of ``gm_window_burst_bytes``
+        accesses: the hardware serialises accesses to one address (AD-G 设置合适的核数和算子Kernel类型.md), so a
+        window serves a number of accesses per second, and k cores whose bursts are b bytes long load it as
+        k x ``gm_window_burst_bytes`` / b cores of the calibration's bursts. Below 1: the window does not bind."""
+        k = self.sharers[i] if self.sharers else 1
+        if k <= 1:
+            return 1.0
+        return k * self.p.gm_window_burst_bytes / (self.instrs[i].nbytes / max(1, len(bursts)))
 
     def _known(self, i: int) -> None:
         if self.remote is not None:
@@ -455,12 +486,19 @@ def _mte1_cycles(instr: Instr, p: TimingParams) -> float:
     return p.mte1_head_cycles + math.ceil(instr.nbytes / rate)
 
 
-# the cube's pipes: a Mmad costs its head and its cube cycles (the record's repeats, fusekit.asc.cube.mmad); a
-# Fixpipe into L1 its head and its elements at the L0C -> L1 rate (one to GM is a GM transfer, in _place)
+def _fix_cycles(instr: Instr, p: TimingParams) -> float:
+    """A Fixpipe: into L1 its head and its elements at the L0C -> L1 rate (Cube指令理论性能汇总.md); into GM its
+    head and bytes at the fitted FIX write rate (no document gives it: ``fusekit.timing.cube_studies``)."""
+    if any(acc.mem.is_global for acc in instr.writes):
+        return (p.fix_gm_head_ns + instr.nbytes / p.fix_gm_gbps) * p.clock_ghz
+    return p.fix_head_cycles + math.ceil(instr.count / p.fix_l1_elements_per_cycle)
+
+
+# the cube's pipes: a Mmad costs its head and its cube cycles (the record's repeats, fusekit.asc.cube.mmad)
 _CUBE_COSTS = {
     Pipe.M: lambda instr, p: p.mmad_head_cycles + instr.repeats,
     Pipe.MTE1: _mte1_cycles,
-    Pipe.FIX: lambda instr, p: p.fix_head_cycles + math.ceil(instr.count / p.fix_l1_elements_per_cycle),
+    Pipe.FIX: _fix_cycles,
 }
 
 
@@ -540,20 +578,23 @@ class _Transfers:
     sharer of the HBM bandwidth and ``1 - f`` of one of the L2 bandwidth; its rate is the harmonic mix
     1 / (f / hbm rate + (1 - f) / L2 rate). HBM rate = min(engine x factor, HBM x efficiency /
     HBM sharers); L2 rate = min(``mte_l2_gbps`` x factor, L2 / L2 sharers). ``k`` cores reading the
-    same window at once get at most ``gm_window_gbps`` / k each (:func:`window_sharers`).
+    same window at once get at most ``gm_window_gbps`` / k each (:func:`window_sharers`; k in units of
+    ``gm_window_burst_bytes`` bursts, ``_CoreSim._window_load``).
     """
 
     def __init__(self, params: TimingParams):
         self.p = params
-        self.pending: list = []   # (begin us, seq, sim, index, bytes, efficiency, engine factor, weight, f, k)
-        self.active: list = []    # [remaining bytes, sim, index, efficiency, weight, begin, engine factor, f, k]
+        self.pending: list = []   # (begin us, seq, sim, index, bytes, efficiency, engine factor, weight, f, k, engine)
+        self.active: list = []    # [remaining bytes, sim, index, efficiency, weight, begin, engine factor, f, k, engine]
         self.now = 0.0
         self.seq = 0
 
     def add(self, sim: _CoreSim, i: int, begin: float, nbytes: int, efficiency: float, engine_factor: float,
-            weight: int, hbm_share: float = 1.0, sharers: int = 1) -> None:
+            weight: int, hbm_share: float = 1.0, sharers: float = 1.0, engine: float = 0.0) -> None:
+        """``engine``: the transfer's engine rate in bytes/us, from HBM and from L2 (0: ``mte_engine_gbps`` and
+        ``mte_l2_gbps``, the AIV's MTE2 / MTE3)."""
         heapq.heappush(self.pending, (begin, self.seq, sim, i, nbytes, efficiency, engine_factor, weight, hbm_share,
-                                      sharers))
+                                      sharers, engine))
         self.seq += 1
 
     def run(self) -> None:
@@ -567,9 +608,11 @@ class _Transfers:
             rates = []
             for a in self.active:
                 f = a[7]
-                t = f / min(engine * a[6], total * a[3] / hbm_load) if f else 0.0
+                t = f / min((a[9] or engine) * a[6], total * a[3] / hbm_load) if f else 0.0
                 if f < 1:
-                    t += (1 - f) / min(l2_engine * a[6], l2_total / l2_load)
+                    # the AIC's ND2NZ copies (a[9]) use L2 as GM: by burst size (AD matmul_high_performance
+                    # README: ND2NZ 时 L2Cache 带宽会降低; AD-G 分析性能数据.md: small transfers miss the peak)
+                    t += (1 - f) / min((a[9] or l2_engine) * a[6], l2_total * (a[3] if a[9] else 1.0) / l2_load)
                 r = 1 / t
                 if a[8] > 1:
                     r = min(r, window / a[8])
@@ -583,8 +626,8 @@ class _Transfers:
             finished = [a for a in self.active if a[0] <= 1e-9]
             self.active = [a for a in self.active if a[0] > 1e-9]
             while self.pending and self.pending[0][0] <= self.now + 1e-12:
-                begin, _, sim, i, nbytes, efficiency, factor, weight, f, k = heapq.heappop(self.pending)
-                self.active.append([float(nbytes), sim, i, efficiency, weight, begin, factor, f, k])
+                begin, _, sim, i, nbytes, efficiency, factor, weight, f, k, rate = heapq.heappop(self.pending)
+                self.active.append([float(nbytes), sim, i, efficiency, weight, begin, factor, f, k, rate])
             latency = p.mte_latency_ns / 1e3
             for a in finished:
                 a[1].done(a[2], self.now, self.now - a[5], latency)

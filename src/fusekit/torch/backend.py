@@ -18,8 +18,18 @@ fails, or that the generator refuses (a row longer than UB, mixed dtypes it cann
 left eager and the report says why. At run time each replaced group checks its outputs: inf / NaN
 from finite inputs (a float16 overflow the random check did not meet) reruns the group's ATen ops for
 that call and uses their answer, warning once per group. A graph with tensors on a device fusekit
-cannot run (CUDA, ...), or with dynamic shapes, runs eagerly as a whole, with a warning; float64 and
-integer ops stay eager (the NPU's vector kernels take float16, bfloat16 and float32).
+cannot run (CUDA, ...) runs eagerly as a whole, with a warning; float64 and integer ops stay eager (the
+NPU's vector kernels take float16, bfloat16 and float32).
+
+Dynamic shapes (``torch.compile(dynamic=True)``, or Dynamo's automatic dynamic shapes when a plain
+``torch.compile`` meets a second input shape): the graph's sizes are SymInts, which the backend compares
+by structure (:mod:`.shapes`) and never turns into ints (that would add a guard, fixing the size and
+forcing a recompile for the next one). A group is generated once for its symbolic signature; the
+generated row kernels and the cube's plan take their sizes at run time; the compile-time check and the
+predictions run at the example inputs' sizes. Where the generator refuses a call's sizes (a row longer
+than UB, a matrix the cube's plan cannot tile), that call runs the group's ATen ops eagerly and the
+report counts it under the generator's reason. Ops that take a size as an operand (an expand to
+symbolic sizes, a division by a row count) stay eager.
 """
 
 from __future__ import annotations
@@ -42,12 +52,14 @@ from fusekit.gen import GraphError
 from fusekit.gen.op import GeneratedOp
 from fusekit.verify import PrecisionWarning
 
+from . import matmul as MM
 from . import partition as P
+from . import shapes as S
+from . import traffic as T
 from .ops import as_torch_op, rows_view, to_numpy
 from .report import GroupRecord, Report
 
 PRECISIONS = ("fp32", "native")
-DYNAMIC = "fusekit fuses static shapes only; this graph has dynamic shapes and runs eagerly -- pass dynamic=False"
 
 
 @dataclass
@@ -136,13 +148,7 @@ class Backend:
             started = time.perf_counter()
             backup = _copy(gm)
             try:
-                if _dynamic(gm):  # every node would be refused one by one: say it once, for the graph
-                    msg = f"fusekit backend ({label} graph): {DYNAMIC}"
-                    warnings.warn(msg, stacklevel=2)
-                    self.report.warnings.append(msg)
-                    self.report.eager.setdefault(label, {})["the whole graph: " + DYNAMIC] = 1
-                else:
-                    fuse(gm, self.options, self.report, label)
+                fuse(gm, self.options, self.report, label)
             except Exception as exc:  # a backend bug must not break the user's model: run it eagerly
                 msg = f"fusekit backend: {type(exc).__name__}: {exc}; the {label} graph runs eagerly"
                 warnings.warn(msg, stacklevel=2)
@@ -155,17 +161,17 @@ class Backend:
         return compile_graph
 
 
-def _dynamic(gm: torch.fx.GraphModule) -> bool:
-    """Whether the graph's inputs have symbolic sizes (torch.compile(dynamic=True), or Dynamo's automatic
-    dynamic shapes on a recompile for a new input shape)."""
+def symbols(gm: torch.fx.GraphModule) -> list:
+    """The symbolic sizes of the graph's inputs (``["s0", "s1"]``; none for static shapes): torch.compile(dynamic=True),
+    or Dynamo's automatic dynamic shapes on the recompile for a second input shape."""
+    found: dict = {}
     for n in gm.graph.nodes:
-        if n.op != "placeholder":
-            continue
         v = n.meta.get("val")
-        if isinstance(v, torch.SymInt) or (isinstance(v, torch.Tensor) and
-                                           any(not isinstance(d, int) for d in v.shape)):
-            return True
-    return False
+        if n.op == "placeholder" and isinstance(v, torch.Tensor):
+            for k in S.key(v.shape):
+                if not isinstance(k, int):
+                    found.update(dict.fromkeys(sorted(map(str, k.free_symbols))))
+    return list(found)
 
 
 def _decompositions() -> dict:
@@ -231,8 +237,9 @@ def compile(model, *, report: "str | None" = None, soc: "str | None" = None, pre
         predict: predict fused and unfused NPU times (default: when ``report`` is given).
         project: write each generated operator's CANN project with the report (needs pyasc).
         progress: a progress bar while groups are generated and simulated.
-        compile_kwargs: passed to ``torch.compile`` (``dynamic`` defaults to False: kernels are
-            generated for static shapes).
+        compile_kwargs: passed to ``torch.compile`` (``dynamic`` defaults to False: a graph per input
+            shape, each checked at its own sizes; ``dynamic=True`` or None compiles one graph for symbolic sizes,
+            see the module doc).
 
     Raises:
         ValueError: an unknown precision or SoC, ``min_ops`` < 1, a report path that cannot be written, an
@@ -257,8 +264,14 @@ def compile(model, *, report: "str | None" = None, soc: "str | None" = None, pre
 # -- the pass ----------------------------------------------------------------------------------------
 def fuse(gm: torch.fx.GraphModule, options: Options, report: Report, label: str) -> None:
     """Replace the fusible groups of ``gm`` (in place) and record them in ``report``."""
+    dynamic = symbols(gm)
+    if dynamic:
+        report.dynamic[label] = dynamic
+    kept = MM.canonicalize(gm.graph)  # ATen's products as one node each, with the views around them peeled
     groups, reasons = P.find_groups(gm.graph)
     eager = report.eager.setdefault(label, {})
+    for reason, count in kept.items():
+        eager[reason] = eager.get(reason, 0) + count
     for node, reason in reasons.items():
         key = f"{P._name(node.target)}: {reason}" if "primitive" not in reason else reason
         eager[key] = eager.get(key, 0) + 1
@@ -283,12 +296,40 @@ def fuse(gm: torch.fx.GraphModule, options: Options, report: Report, label: str)
                 plans.append((g, _prepare(g, options, record, report)))
         except (P.Unfusible, GraphError, ValueError, TypeError, NotImplementedError, RuntimeError) as exc:
             record.reason = _short(exc)
+            rest = _without_product(g)
+            if rest is not None and _op_count(rest) >= options.min_ops:  # the epilogue alone, the product eager
+                again = GroupRecord("", label, [P._name(n.target) for n in rest.nodes], _sources(rest.nodes))
+                report.groups.append(again)
+                try:
+                    with unset_fake_temporarily():
+                        plans.append((rest, _prepare(rest, options, again, report)))
+                except (P.Unfusible, GraphError, ValueError, TypeError, NotImplementedError, RuntimeError) as exc2:
+                    again.reason = _short(exc2)
+    fused = [g for g, _ in plans]
+    report.traffic[label] = T.measure(gm.graph, fused)  # before the groups' nodes are replaced
+    if options.predict:
+        try:
+            report.eager_matmul_us[label] = T.eager_matmul_us(gm.graph, fused, options.soc)
+        except (GraphError, ValueError, TypeError) as exc:  # a product the generator cannot time: say so
+            report.warnings.append(f"fusekit backend: no prediction for the eager matmuls of the {label} graph: "
+                                   f"{_short(exc)}")
     remap: dict = {}  # an earlier group's output -> the node now holding its value
     for g, plan in plans:
         _replace(gm.graph, g, plan, remap)
     legalize_graph(gm)
     gm.graph.lint()
     gm.recompile()
+
+
+def _without_product(g) -> "P.Group | None":
+    """A matmul group without its product (which then runs eagerly and feeds the rest), or None."""
+    if g.cube is None:
+        return None
+    rest = P.Group(g.shape)
+    for n in g.nodes:
+        if n is not g.cube:
+            rest.add(n)
+    return rest if rest.nodes else None
 
 
 def _op_count(g) -> int:
@@ -340,9 +381,11 @@ def _sources(nodes) -> list:
 class _Plan:
     overload: object
     expr: P.Expression
-    out_shape: tuple
+    out_shape: tuple      # the kernel's output shape (a key: symbolic sizes as expressions)
     options: Options
     guard: object = None  # the callable the graph calls: the generated op with its overflow guard
+    expands: dict = field(default_factory=dict)  # output node -> expand's sizes (see _expand_sizes)
+    dynamic: bool = False  # some input size is symbolic: the generator may refuse a size at run time
 
 
 def _users_outside(g):
@@ -371,7 +414,7 @@ def _prepare(g, options: Options, record: GroupRecord, report: Report) -> _Plan:
     gen = _CACHE.get(key)
     record.reused = gen is not None
     if gen is None:
-        ops = [P._name(n.target).split(".")[0].lstrip("_") for n in g.nodes
+        ops = [P._name(n.target).split(".")[0].lstrip("_").removeprefix("fusekit_") for n in g.nodes
                if n.target is not operator.getitem and P.HANDLERS.get(n.target) != P.VIEWS]
         name = "fx_" + "_".join(dict.fromkeys(ops[:6]))
         # row_outputs: a per-row output (a training forward's mean / rstd) is written broadcast over its row
@@ -383,19 +426,25 @@ def _prepare(g, options: Options, record: GroupRecord, report: Report) -> _Plan:
     else:
         record.reused_from = "an identical group"
     record.name = gen.overload._schema.name.split("::")[1]
-    shapes = tuple(P.shape_of(a) for a in expr.inputs)
-    out_shape = tuple(np.broadcast_shapes(*shapes)) if shapes else ()
-    want = [(P.shape_of(o), P.dtype_of(o)) for o in expr.outputs]
-    for shape, dtype in want:
+    # the symbolic signature (static sizes as ints, symbolic ones as expressions): the compile-time check runs at
+    # the example sizes once per signature; the generated op takes the sizes at run time
+    signature = tuple(P.shape_of(a) for a in expr.inputs)
+    shapes = tuple(S.hint(P.val(a).shape) for a in expr.inputs)  # the example inputs' sizes
+    out_shape = expr.shape if expr.cube else S.broadcast(*signature)
+    expands = {}
+    for o in expr.outputs:
+        shape = P.shape_of(o)
         if not P._fits(shape, out_shape) and shape != out_shape and not P._fits(shape, g.shape):
-            raise P.Unfusible(f"an output of shape {list(shape)} does not fit the kernel's {list(out_shape)}")
+            raise P.Unfusible(f"an output of shape {S.text(shape)} does not fit the kernel's {S.text(out_shape)}")
+        if shape != out_shape and not _row_of(shape, out_shape):
+            expands[o] = _expand_sizes(shape, out_shape)
     if options.verify:
-        if shapes not in gen.checks:
-            gen.checks[shapes] = _check(g, expr, gen, options)
-        verdict = gen.checks[shapes]
+        if signature not in gen.checks:
+            gen.checks[signature] = _check(g, expr, gen, options, shapes)
+        verdict = gen.checks[signature]
         if isinstance(verdict, Exception):
             raise verdict
-        record.verify = verdict
+        record.verify = verdict + ("" if S.is_static(out_shape) else f" (at the example sizes {list(shapes)})")
     if options.predict:
         _predict(gen, expr, shapes, options, record)
     if options.report:
@@ -404,9 +453,31 @@ def _prepare(g, options: Options, record: GroupRecord, report: Report) -> _Plan:
         except OSError as exc:  # the kernel is still generated and used; only its copy is missing
             record.kernel = f"not written: {exc}"
     record.fused = True
-    plan = _Plan(gen.overload, expr, out_shape, options)
+    plan = _Plan(gen.overload, expr, out_shape, options, expands=expands, dynamic=not all(map(S.is_static, signature)))
     plan.guard = _guarded(plan, _eager_steps(g, expr), record, report)
     return plan
+
+
+def _row_of(shape, out_shape) -> bool:
+    """An output that is one value per row of the kernel's (the kernel writes it broadcast; column 0 is kept)."""
+    return shape[-1:] == (1,) and shape[:-1] == out_shape[:-1]
+
+
+def _expand_sizes(shape, out_shape) -> list:
+    """``expand``'s sizes from the kernel's output (``out_shape``) to an output's ``shape`` (keys): -1 where the
+    size is the kernel's (symbolic sizes come from the inputs at run time), the static size where it is broadcast.
+    Raises Unfusible for a symbolic size the kernel's inputs do not carry."""
+    lead = len(shape) - len(out_shape)
+    sizes = []
+    for i, k in enumerate(shape):
+        if i >= lead and out_shape[i - lead] == k:
+            sizes.append(-1)
+        elif isinstance(k, int):
+            sizes.append(k)
+        else:
+            raise P.Unfusible(f"an output of shape {S.text(shape)} broadcasts the kernel's {S.text(out_shape)} to a "
+                              f"symbolic size ({k}) no input has")
+    return sizes
 
 
 def _eager_steps(g, expr):
@@ -429,7 +500,9 @@ def _guarded(plan: _Plan, eager, record: GroupRecord, report: Report):
     did not overflow where its inputs are finite (the compile-time check ran N(0, 1) inputs; real data can
     overflow a float16 intermediate that eager PyTorch rounds differently). On such a call the group's ATen
     ops run eagerly and their answer is used, with one warning per group when eager's answer is finite
-    where the generated op's is not."""
+    where the generated op's is not. A dynamic-shape group whose generator refuses the call's sizes (GraphError /
+    ValueError: a row longer than UB, ...) runs its ATen ops for that call (:func:`_refused`); a static group's
+    sizes were checked at compile time, so there such an error is raised."""
     expr, options = plan.expr, plan.options
     flags = [a in expr.flags or P.dtype_of(a) == torch.bool for a in expr.inputs]
     warned = []
@@ -437,7 +510,16 @@ def _guarded(plan: _Plan, eager, record: GroupRecord, report: Report):
     def call(*tensors):
         with warnings.catch_warnings(record=True) as caught:  # the op's own PrecisionWarning: this guard reports it
             warnings.simplefilter("always", PrecisionWarning)
-            result = plan.overload(*tensors, precision=options.precision, soc=options.soc)
+            try:
+                result = plan.overload(*tensors, precision=options.precision, soc=options.soc)
+            except (GraphError, ValueError) as exc:
+                if not plan.dynamic:  # static sizes were checked at compile time: a refusal now is a bug
+                    raise
+                refused = exc
+            else:
+                refused = None
+        if refused is not None:
+            return _refused(refused, tensors, flags, eager, record, report)
         for w in caught:
             if not issubclass(w.category, PrecisionWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -470,8 +552,27 @@ def _guarded(plan: _Plan, eager, record: GroupRecord, report: Report):
     return call
 
 
+def _refused(exc, tensors, flags, eager, record: GroupRecord, report: Report):
+    """A dynamic-shape group whose generator refuses this call's sizes (a row longer than UB, a matmul the cube's
+    plan cannot tile): its ATen ops run eagerly for this call; the report counts the call under the reason, and
+    the first call of each reason warns."""
+    reason = _short(exc)
+    first = reason not in record.refusals
+    record.refusals[reason] = record.refusals.get(reason, 0) + 1
+    record.fallbacks += 1
+    if first:
+        sizes = ", ".join(str(list(t.shape)) for t in tensors)
+        msg = (f"fusekit backend: {record.name} in the {record.graph} graph cannot run inputs {sizes}: {reason}; this "
+               "call ran its ATen ops eagerly")
+        warnings.warn(msg, stacklevel=3)
+        report.warnings.append(msg)
+    ref = eager([t != 0 if f else t for t, f in zip(tensors, flags)])
+    ref = tuple(r.contiguous() for r in ref)
+    return ref if len(ref) > 1 else ref[0]
+
+
 def _desc(node) -> str:
-    return f"{list(P.shape_of(node))} {str(P.dtype_of(node)).replace('torch.', '')}"
+    return f"{S.text(P.shape_of(node))} {str(P.dtype_of(node)).replace('torch.', '')}"
 
 
 def _call(gen, expr, tensors, options):
@@ -489,15 +590,15 @@ def _fit_output(t, shape):
     return t.expand(shape)
 
 
-def _check(g, expr, gen, options):
-    """Run the generated operator and the group's ATen ops on the same random inputs; the verify summary,
-    or the exception to leave the group eager with."""
+def _check(g, expr, gen, options, shapes):
+    """Run the generated operator and the group's ATen ops on the same random inputs of ``shapes`` (the example
+    sizes, in expr.inputs order); the verify summary, or the exception to leave the group eager with."""
     from fusekit.verify import compare, tolerance
 
     gen_ = torch.Generator().manual_seed(0)
-    inputs = {a: torch.randn(P.shape_of(a), generator=gen_, dtype=torch.float32).to(P.dtype_of(a))
-              if P.dtype_of(a) != torch.bool else torch.rand(P.shape_of(a), generator=gen_) > 0.5
-              for a in expr.inputs}
+    inputs = {a: torch.randn(s, generator=gen_, dtype=torch.float32).to(P.dtype_of(a))
+              if P.dtype_of(a) != torch.bool else torch.rand(s, generator=gen_) > 0.5
+              for a, s in zip(expr.inputs, shapes)}
     env = dict(inputs)
     for n in g.nodes:
         args = torch.fx.node.map_arg(n.args, lambda a: env[a])
@@ -539,9 +640,26 @@ def _np(dtype):
     return {torch.float32: np.float32, torch.float16: np.float16, torch.bfloat16: ml_dtypes.bfloat16}[dtype]
 
 
+def _cube_arrays(expr, shapes):
+    """Zero inputs of a matmul group's shapes, the epilogue's as the cube operator takes them."""
+    from .ops import _epilogue_fit, product_of, product_shape
+
+    zeros = [np.zeros(s, dtype=_np(P.dtype_of(a))) for s, a in zip(shapes, expr.inputs)]
+    _, _, ta, tb = product_of(expr.graph)  # the operands are x0 and x1 (partition.expression)
+    shape = product_shape(zeros[0].shape, zeros[1].shape, ta, tb)
+    return zeros[:2] + [_epilogue_fit(z, shape) for z in zeros[2:]]
+
+
 def _predict(gen, expr, shapes, options, record):
+    from fusekit.gen import cube
     from fusekit.gen.perf import compare
 
+    if shapes not in gen.perf and expr.cube:
+        try:
+            gen.perf[shapes] = cube.compare_unfused(gen.op, _cube_arrays(expr, shapes), soc=options.soc,
+                                                    precision=options.precision)
+        except (GraphError, ValueError, TypeError) as exc:
+            gen.perf[shapes] = exc
     if shapes not in gen.perf:
         arrays = _arrays(expr, shapes)
         names = [n.name for n in expr.graph.inputs]
@@ -551,6 +669,10 @@ def _predict(gen, expr, shapes, options, record):
         except (GraphError, ValueError, TypeError) as exc:
             gen.perf[shapes] = exc
     c = gen.perf[shapes]
+    if isinstance(c, tuple):  # a matmul group: (fused us, unfused us) from fusekit.gen.cube.compare_unfused
+        record.fused_us, record.unfused_us = c
+        record.unfused_kernels = len(cube.unfused_chain(gen.op, expr.dtype))
+        return
     if isinstance(c, Exception):
         record.reason = f"no prediction: {_short(c)}"
         return
@@ -566,17 +688,22 @@ def _files(gen, expr, shapes, options, record):
     if shapes not in gen.files:
         out = Path(str(options.report) + ".kernels") / record.name
         out.mkdir(parents=True, exist_ok=True)
-        arrays = _arrays(expr, shapes)
+        arrays = _cube_arrays(expr, shapes) if expr.cube else _arrays(expr, shapes)
         named = {n.name: a for n, a in zip(expr.graph.inputs, arrays)}
-        _, scalars, rows = gen.op._shapes(named)
         precision = gen.op.resolve_precision(options.precision, expr.dtype, _soc(options))
-        variant = gen.op.variant(expr.dtype, precision, options.soc, scalars, rows)
+        if expr.cube:  # the variant the run used (fusekit.gen.cube.CubeOp.variant; its epilogue's shapes)
+            variant = _cube_variant(gen.op, named, expr.dtype, precision, _soc(options))
+        else:
+            _, scalars, rows = gen.op._shapes(named)
+            variant = gen.op.variant(expr.dtype, precision, options.soc, scalars, rows)
         kernel = out / "kernel.py"
         write_atomic(kernel, lambda f: f.write(variant.source.encode()))
         import json
         write_atomic(out / "op_info.json", lambda f: f.write((json.dumps(gen.op.op_info(), indent=2) + "\n").encode()))
         project = "not written (project=False)"
-        if options.project:
+        if options.project and expr.cube:
+            project = "not written: fusekit.gen.project writes vector operators only (no matmul yet)"
+        elif options.project:
             try:
                 from fusekit.gen.project import write_project
 
@@ -586,6 +713,19 @@ def _files(gen, expr, shapes, options, record):
                 project = f"not written: {_short(exc)}"
         gen.files[shapes] = (str(kernel), project)
     record.kernel, record.project = gen.files[shapes]
+
+
+def _cube_variant(op, named, dtype, precision, spec):
+    from fusekit.asc import dtypes
+
+    from .ops import product_shape
+
+    s = op.cube.split(dtype)
+    epi = op.cube.epilogue_op(s)
+    acc = np.zeros(product_shape(named[s.a].shape, named[s.b].shape, s.transpose_a, s.transpose_b), np.float32)
+    _, scalars, rows = epi._shapes({s.acc: acc, **{x.name: named[x.name] for x in s.epilogue.inputs[1:]}})
+    in_dtype = dtypes.from_numpy(named[s.a].dtype).name
+    return op.cube.variant(dtype, in_dtype, precision, spec, scalars, rows)[0]
 
 
 def _soc(options):
@@ -618,16 +758,18 @@ def _replace(graph: torch.fx.Graph, g, plan: _Plan, remap: dict) -> None:
         shape = P.shape_of(o)
         if shape != plan.out_shape:
             with graph.inserting_after(cursor):
-                if shape[-1:] == (1,) and shape[:-1] == plan.out_shape[:-1]:
+                if _row_of(shape, plan.out_shape):
                     value = graph.call_function(torch.ops.aten.slice.Tensor, (value, -1, 0, 1))
                 else:
-                    value = graph.call_function(torch.ops.aten.expand.default, (value, list(shape)))
+                    value = graph.call_function(torch.ops.aten.expand.default, (value, plan.expands[o]))
             cursor = value
         want = o.meta.get("val")
-        if isinstance(want, torch.Tensor) and not want.is_contiguous():
+        layout = _layout(want) if isinstance(want, torch.Tensor) else None
+        if layout is not None:
             # later views were traced on the eager op's strides (e.g. kept from a transposed input)
+            fn, arg = layout
             with graph.inserting_after(cursor):
-                value = graph.call_function(restride, (value, tuple(want.stride())))
+                value = graph.call_function(fn, (value, arg))
             cursor = value
         value.meta["val"] = want
         new[o] = value
@@ -662,6 +804,30 @@ def restride(t: torch.Tensor, stride: tuple) -> torch.Tensor:
     """A copy of ``t`` laid out with ``stride`` (the layout the eager op would have produced)."""
     out = torch.empty_strided(t.shape, stride, dtype=t.dtype, device=t.device)
     return out.copy_(t)
+
+
+def permute_layout(t: torch.Tensor, order: tuple) -> torch.Tensor:
+    """A copy of ``t`` whose axes lie in memory in ``order`` (outermost first; torch.empty_permuted's
+    physical_layout): the eager op's layout for sizes known only at run time."""
+    return torch.empty_permuted(t.shape, order, dtype=t.dtype, device=t.device).copy_(t)
+
+
+def _layout(want: torch.Tensor):
+    """How to lay out a fused output as eager PyTorch would (the graph's later views were traced on its strides):
+    None when contiguous, (restride, strides) for static strides, (permute_layout, axis order) for symbolic ones
+    (the order of the example sizes' strides). Strides are compared by structure: no guard is added."""
+    shape, stride = S.key(want.shape), S.key(want.stride())
+    expected, step = [], 1
+    for k in reversed(shape):
+        expected.append(step)
+        step = S.numel((step, k))
+    dense = all(s == e for s, e, k in zip(stride, reversed(expected), shape) if k != 1)  # size-1 axes: any stride
+    if dense:
+        return None
+    if S.is_static(stride):
+        return restride, stride
+    hints = S.hint(want.stride())
+    return permute_layout, tuple(sorted(range(len(shape)), key=lambda i: (-hints[i], i)))
 
 
 def _index(graph):

@@ -166,7 +166,7 @@ class _Spec:
             raise TypeError(f"{self.qualname} takes {self.takes()} tensors, got torch.{dtype}: convert with "
                             f".to(torch.{self.suggest()})")
         try:
-            torch.broadcast_shapes(*(t.shape for t in tensors))
+            self.out_shape(tensors)
         except RuntimeError:
             shapes = ", ".join(f"{k}{list(t.shape)}" for k, t in zip(names, tensors))
             raise ValueError(f"{self.qualname}: shapes {shapes} do not broadcast (numpy's rules: trailing axes "
@@ -176,6 +176,20 @@ class _Spec:
                              f"broadcast), got {', '.join(f'{k}{list(t.shape)}' for k, t in zip(names, tensors))}; "
                              f"torch.ops.fusekit.{self.name}_generated broadcasts")
         return dtype
+
+    def out_shape(self, tensors: list) -> tuple:
+        """The output shape: the inputs' broadcast, or for an operator holding a matmul or a conv2d the product's
+        shape (:func:`result_shape`), which the epilogue's inputs broadcast to. Sizes stay symbolic (SymInt) under
+        FakeTensor. Raises RuntimeError for shapes that do not broadcast, ValueError for a conv2d's that do not
+        fit."""
+        if self.gen.cube is None:
+            return torch.broadcast_shapes(*(t.shape for t in tensors))
+        named = dict(zip((n.name for n in self.graph.inputs), tensors))
+        shape, operands = result_shape(self.gen, {k: t.shape for k, t in named.items()})
+        rest = [t.shape for k, t in named.items() if k not in operands]
+        if tuple(torch.broadcast_shapes(shape, *rest)) != tuple(shape):
+            raise RuntimeError("the epilogue's inputs broadcast beyond the product's shape")
+        return shape
 
     def suggest(self) -> str:
         """The dtype to convert to: float32 when the op takes it (float64 loses least going there)."""
@@ -200,7 +214,7 @@ class _Spec:
     def fake(self, *args, **kwargs):
         tensors, attrs, precision, soc = self.split(args, kwargs)
         dtype = self.check(tensors, fake=True)
-        shape = torch.broadcast_shapes(*(t.shape for t in tensors))
+        shape = self.out_shape(tensors)
         device = tensors[0].device
         result = tuple(torch.empty(shape, dtype=d, device=device) for d in self.out_dtypes(dtype))
         return result[0] if len(result) == 1 else result
@@ -254,11 +268,70 @@ def rows_view(arrays: list) -> tuple:
     return out, shape
 
 
+def product_of(graph) -> tuple:
+    """(a's name, b's name, transpose_a, transpose_b) of the one matmul of a fusekit.gen graph."""
+    mm = next(n for n in graph.nodes() if n.op == "matmul")
+    return mm.args[0].name, mm.args[1].name, mm.params["transpose_a"], mm.params["transpose_b"]
+
+
+def product_shape(a, b, transpose_a: bool, transpose_b: bool) -> tuple:
+    """The shape of ``a @ b`` as fusekit.matmul takes it: a (L..., M, K) (transposed: (L..., K, M)), b (K, N) or
+    (L..., K, N) (transposed: (..., N, K)) give (L..., M, N). Raises RuntimeError for operands that do not fit."""
+    if len(a) < 2 or len(b) < 2:
+        raise RuntimeError(f"matmul operands {list(a)} and {list(b)}: both 2-D or batched")
+    m, ka = (a[-1], a[-2]) if transpose_a else (a[-2], a[-1])
+    kb, n = (b[-1], b[-2]) if transpose_b else (b[-2], b[-1])
+    if ka != kb or tuple(b[:-2]) not in ((), tuple(a[:-2])):
+        raise RuntimeError(f"matmul operands {list(a)} and {list(b)} do not fit (K, or B's leading axes)")
+    return tuple(a[:-2]) + (m, n)
+
+
+def result_shape(op: GeneratedOp, shapes: dict) -> tuple:
+    """(the shape of the product of ``op`` (a cube operator) for its inputs' ``shapes`` (name -> shape), the
+    names of its operands): a matmul's (L..., M, N) (:func:`product_shape`; a SwiGLU's two products share it), a
+    conv2d's NHWC (N, Ho, Wo, Cout) (fusekit.gen.conv.conv_geometry, torch's formula). Raises RuntimeError for
+    matmul operands that do not fit, ValueError for conv2d ones."""
+    from fusekit.gen.conv import conv_geometry
+
+    s = op.cube.split(op.dtypes[0])
+    operands = {s.a, s.b} | {b for b, _ in s.more}
+    if s.conv is not None:
+        g = conv_geometry(s, tuple(shapes[s.a]), tuple(shapes[s.b]), 2)  # the element size sets C0, not Ho / Wo
+        return (g["n"], g["ho"], g["wo"], g["cout"]), operands
+    return product_shape(shapes[s.a], shapes[s.b], s.transpose_a, s.transpose_b), operands
+
+
+def _epilogue_fit(x: np.ndarray, shape: tuple) -> np.ndarray:
+    """``x`` as a cube operator's epilogue takes it: the product's shape, one element, one row (C,), one value per
+    row; any other broadcast materialised (np.broadcast_to(...).copy())."""
+    rows = shape[:-1] + (1,)
+    if x.shape == shape or x.size == 1 or (x.shape[-1:] == shape[-1:] and x.size == shape[-1]) or \
+            (len(shape) >= 2 and x.shape[-1:] == (1,) and np.broadcast_shapes(x.shape, rows) == rows and
+             x.size == int(np.prod(rows))):
+        return x
+    return np.broadcast_to(x, shape).copy()
+
+
 def _generated_run(op: GeneratedOp):
+    if op.cube is not None:
+        return _cube_run(op)
+
     def run(arrays, attrs, precision, soc):
         rows, shape = rows_view(arrays)
         result = op.run(*rows, precision=precision, soc=soc, **attrs)
         return [o.reshape(shape) for o in result.outputs.values()]
+    return run
+
+
+def _cube_run(op: GeneratedOp):
+    names = [n.name for n in op.graph.inputs]
+
+    def run(arrays, attrs, precision, soc):
+        named = dict(zip(names, arrays))
+        shape, operands = result_shape(op, {k: x.shape for k, x in named.items()})
+        fitted = [x if k in operands else _epilogue_fit(x, shape) for k, x in named.items()]
+        result = op.run(*fitted, precision=precision, soc=soc, **attrs)
+        return list(result.outputs.values())
     return run
 
 

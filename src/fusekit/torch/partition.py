@@ -29,6 +29,9 @@ import torch
 
 from fusekit.gen import graph as G
 
+from . import matmul as MM
+from . import shapes as S
+
 aten = torch.ops.aten
 
 FLOATS = {torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32"}
@@ -46,8 +49,14 @@ def val(node):
 
 
 def shape_of(node) -> tuple:
-    v = val(node)
-    return tuple(int(s) for s in v.shape)
+    """The node's shape as a key (:func:`fusekit.torch.shapes.key`: ints, sympy expressions for symbolic sizes)."""
+    return S.key(val(node).shape)
+
+
+def is_size(node) -> bool:
+    """Whether ``node`` is a size of a dynamic-shape graph (a SymInt input, ``sym_size``, a product of SymInts), not
+    a tensor: no ATen kernel."""
+    return isinstance(val(node), (torch.SymInt, torch.SymFloat, torch.SymBool))
 
 
 def dtype_of(node):
@@ -295,6 +304,8 @@ def why_not(node) -> "str | None":
         return None if node.op in ("placeholder", "output", "get_attr") else f"{node.op} node"
     if node.target is operator.getitem:
         return None
+    if MM.is_call(node):
+        return _why_not_product(node)
     if node.target not in HANDLERS:
         return f"{_name(node.target)} has no fusekit.gen primitive"
     v = val(node)
@@ -304,8 +315,6 @@ def why_not(node) -> "str | None":
             return f"{_name(node.target)} returns {type(t).__name__}"
         if t.device.type != "cpu":
             return f"tensor on {t.device}: fusekit runs CPU tensors on its simulated NPU"
-        if any(not isinstance(s, int) for s in t.shape):
-            return "dynamic shape: fusekit generates kernels for static shapes (torch.compile(dynamic=False))"
         if t.dtype not in FLOATS and not (t.dtype == torch.bool and node.target in _COMPARES):
             return f"{t.dtype} result: the generated kernels take float16, bfloat16 and float32"
     if node.target in _COMPARES and any(u.target is not aten.where.self or u.args[0] is not node for u in node.users):
@@ -321,10 +330,26 @@ def why_not(node) -> "str | None":
             return str(exc)
     for a in node.all_input_nodes:
         t = val(a)
+        if is_size(a):
+            # a size of a dynamic-shape graph as an operand (expand's sizes, a division by a row count): the
+            # generated kernel's inputs are tensors and constants, and the fused call takes tensors only
+            return f"{_name(node.target)} takes a symbolic size ({t}): a fused kernel takes tensors and constants"
         if isinstance(t, torch.Tensor) and t.dtype not in FLOATS and t.dtype != torch.bool:
             return f"{t.dtype} operand: the generated kernels take float16, bfloat16 and float32"
         if isinstance(t, torch.Tensor) and t.device.type != "cpu":
             return f"operand on {t.device}: fusekit runs CPU tensors on its simulated NPU"
+    return None
+
+
+def _why_not_product(node) -> "str | None":
+    """None if a MatmulCall may anchor a group (float CPU tensors), else why not."""
+    for t in [val(node)] + [val(a) for a in node.all_input_nodes]:
+        if not isinstance(t, torch.Tensor):
+            return f"{_name(node.target)} on a non-tensor"
+        if t.device.type != "cpu":
+            return f"tensor on {t.device}: fusekit runs CPU tensors on its simulated NPU"
+        if t.dtype not in FLOATS:
+            return f"{t.dtype} product: the generated matmul takes float16, bfloat16 and float32 operands here"
     return None
 
 
@@ -348,10 +373,13 @@ class Group:
     shape: tuple
     nodes: list = field(default_factory=list)   # in graph order
     members: set = field(default_factory=set)
+    cube: object = None                          # its MatmulCall node (a generated operator holds one product)
 
     def add(self, node):
         self.nodes.append(node)
         self.members.add(node)
+        if MM.is_call(node):
+            self.cube = node
 
     def external_inputs(self) -> list:
         seen, out = set(), []
@@ -367,15 +395,9 @@ def _node_shape(node) -> "tuple | None":
     v = val(node)
     if node.target is operator.getitem or isinstance(v, (tuple, list)):
         vs = v if isinstance(v, (tuple, list)) else (v,)
-        return max((tuple(t.shape) for t in vs if isinstance(t, torch.Tensor)), key=_numel, default=None)
-    return tuple(v.shape) if isinstance(v, torch.Tensor) else None
-
-
-def _numel(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= int(s)
-    return n
+        biggest = max((t.shape for t in vs if isinstance(t, torch.Tensor)), key=S.numel_hint, default=None)
+        return None if biggest is None else S.key(biggest)
+    return S.key(v.shape) if isinstance(v, torch.Tensor) else None
 
 
 def _fits(shape, group_shape) -> bool:
@@ -408,6 +430,9 @@ def find_groups(graph: torch.fx.Graph) -> "tuple[list[Group], dict]":
         above = set()
         for a in inputs:
             above |= reach.get(a, set())
+        if is_size(node):  # size arithmetic of a dynamic-shape graph: neither a kernel nor a reason
+            reach[node] = above
+            continue
         reason = why_not(node)
         if node.op != "call_function" or reason is not None:
             if reason is not None:
@@ -424,17 +449,21 @@ def find_groups(graph: torch.fx.Graph) -> "tuple[list[Group], dict]":
                 group_of[node] = g
             reach[node] = above | ({g} if g is not None else set())
             continue
-        if HANDLERS[node.target] == VIEWS and group_of.get(node.args[0]) is None:
+        if HANDLERS.get(node.target) == VIEWS and group_of.get(node.args[0]) is None:
             reasons[node] = "a view of a tensor outside any group (runs eagerly, no copy)"
             reach[node] = above
             continue
         placed = None
-        for a in inputs:
+        # a product starts its own group: its operands are the kernel's GM inputs (fusekit.gen.cube), and its
+        # users join it as the epilogue
+        for a in ([] if MM.is_call(node) else inputs):
             g = group_of.get(a)
             if g is None:
                 continue
             g = find(g)
             cand = groups[g]
+            if cand.cube is not None and (placed is not None and groups[find(placed)].cube is not None):
+                continue  # two products: one generated operator holds one
             target = cand.shape
             if not _fits(shape, target):
                 if _fits(cand.shape, shape) and all(_fits(_node_shape(m), shape) for m in cand.nodes):
@@ -451,7 +480,7 @@ def find_groups(graph: torch.fx.Graph) -> "tuple[list[Group], dict]":
                 keep = groups[placed]
                 if not (_fits(cand.shape, keep.shape) or _fits(keep.shape, cand.shape)):
                     continue
-                keep.shape = max(keep.shape, cand.shape, key=_numel)
+                keep.shape = keep.shape if _fits(cand.shape, keep.shape) else cand.shape  # full rows over per-row
                 for m in cand.nodes:
                     keep.add(m)
                 keep.nodes.sort(key=_order(graph))
@@ -500,6 +529,8 @@ class Expression:
     dtype: str          # the call's floating dtype (the first float input's)
     flags: list = field(default_factory=list)  # bool inputs, passed as 0 / 1 in ``dtype``
     row_outputs: bool = False  # some output is one value per row: generate with GeneratedOp(row_outputs=True)
+    shape: tuple = ()          # the kernel's output shape (a matmul group: the product's)
+    cube: bool = False         # the group holds a matrix product (the first two inputs are its operands)
 
 
 def expression(group: Group, users_outside) -> Expression:
@@ -510,7 +541,8 @@ def expression(group: Group, users_outside) -> Expression:
         Unfusible: a member the handlers refuse in context (the message says why).
         fusekit.gen.GraphError: an expression the generator cannot build.
     """
-    inputs = group.external_inputs()
+    operands = list(group.cube.args[:2]) if group.cube is not None else []
+    inputs = operands + _epilogue_inputs(group)
     env, dtypes, leaves, flags = {}, {}, [], []
     kinds = [val(a).dtype for a in inputs if isinstance(val(a), torch.Tensor) and val(a).dtype in FLOATS]
     main = FLOATS[kinds[0]] if kinds else "float32"
@@ -528,11 +560,17 @@ def expression(group: Group, users_outside) -> Expression:
             continue
         if t.dtype not in FLOATS:
             raise Unfusible(f"operand {a.name} is {t.dtype}: the generated kernels take float tensors")
-        env[a] = G.Sym(leaf)
         dtypes[f"x{i}"] = FLOATS[t.dtype]
+        if i < len(operands):  # the product's own leaf (an epilogue use of the same tensor gets another)
+            env[("operand", i)] = G.Sym(leaf)
+            continue
+        env[a] = G.Sym(leaf)
     for n in group.nodes:
         if n.target is operator.getitem:
             env[n] = env[n.args[0]][n.args[1]]
+            continue
+        if MM.is_call(n):
+            env[n] = _product(Ctx(n, env))
             continue
         h = HANDLERS[n.target]
         if h == VIEWS:
@@ -552,10 +590,13 @@ def expression(group: Group, users_outside) -> Expression:
     if not outputs:
         raise Unfusible("no member's value is used outside the group")
     try:  # the kernel's shape: its inputs' broadcast (a group of per-row values may reduce full rows)
-        whole = tuple(torch.broadcast_shapes(*[_node_shape(n) for n in list(inputs) + group.nodes
-                                               if _node_shape(n) is not None]))
+        whole = S.broadcast(*[_node_shape(n) for n in list(inputs[len(operands):]) + group.nodes
+                              if _node_shape(n) is not None])
     except RuntimeError:
         raise Unfusible("the group's shapes do not broadcast") from None
+    if group.cube is not None and whole != _node_shape(group.cube):
+        raise Unfusible(f"the epilogue broadcasts the product {S.text(_node_shape(group.cube))} to {S.text(whole)}; the "
+                        "generated matmul writes the product's shape")
     out_syms, row_outputs = [], False
     for n in outputs:
         s = env[n]
@@ -579,7 +620,31 @@ def expression(group: Group, users_outside) -> Expression:
     for i, (n, name) in enumerate(zip(outputs, names)):
         if natural[name] != FLOATS[dtype_of(n)]:  # the generator's dtype rule differs from ATen's: say it
             graph.outputs[i] = G.cast(out_syms[i], FLOATS[dtype_of(n)]).node
-    return Expression(graph, inputs, outputs, main, flags, row_outputs)
+    return Expression(graph, inputs, outputs, main, flags, row_outputs, whole, group.cube is not None)
+
+
+def _epilogue_inputs(group: Group) -> list:
+    """The group's external inputs but its product's two operands (those are the cube's, :func:`expression`)."""
+    seen, out = set(), []
+    for n in group.nodes:
+        args = n.args[2:] if n is group.cube else n.all_input_nodes
+        for a in args:
+            if isinstance(a, torch.fx.Node) and a not in group.members and a not in seen:
+                seen.add(a)
+                out.append(a)
+    return out
+
+
+def _product(c: Ctx):
+    """A MatmulCall as fusekit.gen: ``alpha * matmul(a, b) + beta * bias`` (ATen's addmm / baddbmm formula)."""
+    spec = c.node.target.spec
+    y = G.matmul(c.env[("operand", 0)], c.env[("operand", 1)], spec.transpose_a, spec.transpose_b)
+    if spec.alpha != 1:
+        y = y * spec.alpha
+    if spec.has_bias and spec.beta != 0:  # beta = 0: ATen ignores the bias (NaN and inf included)
+        bias = c.sym(c.arg(2), c.out_dtype)
+        y = y + (bias if spec.beta == 1 else bias * spec.beta)
+    return y
 
 
 def _used_inputs(syms) -> set:

@@ -93,11 +93,11 @@ def _first_cells(lines) -> list[str]:
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_every_spec_has_a_documentation_row(name):
     """docs/coverage.md (generated from the registry, tests/meta/test_coverage.py) lists every spec's pyasc name,
-    and README.md's instruction table (generated too) has exactly one row for it."""
+    and the instruction reference's summary table (generated too) has exactly one row for it."""
     with open(os.path.join(ROOT, "docs", "coverage.md"), encoding="utf-8") as f:
         assert name in _first_cells(f)
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        assert _first_cells(coverage.readme_block(f.read()).splitlines()).count(name) == 1
+    with open(os.path.join(ROOT, "docs", "reference", "instructions.md"), encoding="utf-8") as f:
+        assert _first_cells(coverage.marked_block(f.read()).splitlines()).count(name) == 1
 
 
 def test_every_error_kind_names_a_sanitizer_tool():

@@ -138,8 +138,13 @@ class Matmul:
         if a.is_trans:
             raise core.error("Matmul", "a transposed A (MatmulType(..., is_trans=True)) is not simulated yet",
                              kind="unsupported")
+        for name, t in (("a", a), ("b", b), ("c", c)):  # the data path reads and writes ND matrices only
+            if getattr(t.format, "name", "ND") != "ND":
+                raise core.error("Matmul", f"{name} in format {t.format.name} is not simulated yet: the Matmul reads "
+                                           "and writes ND matrices (CubeFormat.ND)", kind="unsupported")
         self.types = {"a": a, "b": b, "c": c, "bias": bias}
-        self.core, self.state, self.registered = core, {"tiling": None, "bias": None, "tail": None}, False
+        self.core, self.registered = core, False
+        self.state = {"tiling": None, "bias": None, "tail": None, "org": None}
 
     # -- set-up (each is a message in a mix kernel) --
     def init(self, tiling: TCubeTiling, *args) -> None:
@@ -170,9 +175,25 @@ class Matmul:
         (-1: keep it)."""
         self._set("tail", (int(tail_m), int(tail_n), int(tail_k)))
 
+    def set_org_shape(self, org_m: int, org_n: int, org_ka: int, org_kb: "int | None" = None,
+                      org_kc: int = 0) -> None:
+        """``SetOrgShape(orgM, orgN, orgKa[, orgKb, orgKc])``: the whole matrices' M, N and K (A's Ka, B's Kb), the
+        row strides of A, B and C in GM, in place of the tiling's M, N, Ka, Kb (Matmul-Kernel侧接口/SetOrgShape.md).
+        ``org_kc`` (C's row length when it differs from N) is not simulated: KernelError unless 0 or N."""
+        if org_kc and int(org_kc) != int(org_n):
+            raise current("set_org_shape").error("set_org_shape", f"orgKc = {org_kc} (a C row of other than orgN = "
+                                                                  f"{org_n} elements) is not simulated yet",
+                                                 kind="unsupported")
+        self._set("org", (int(org_m), int(org_n), int(org_ka), int(org_ka if org_kb is None else org_kb)))
+
     def set_single_shape(self, single_m: int, single_n: int, single_k: int) -> None:
         """``SetSingleShape``: this core's shape."""
         self.set_tail(single_m, single_n, single_k)
+
+    def set_local_workspace(self, tensor) -> None:
+        """``SetLocalWorkspace(ubTensor)`` (Matmul-Kernel侧接口/SetLocalWorkspace.md): UB the API may stage data in.
+        fusekit's data path turns ND into Nz on the way into L1 (DataCopy ND2NZ) and never stages in UB: kept, unused."""
+        self._set("local_workspace", tensor)
 
     def _set(self, key: str, value) -> None:
         self.state[key] = value
@@ -194,6 +215,12 @@ class Matmul:
         if en_partial_sum:
             raise current("iterate").error("iterate", "en_partial_sum is not simulated yet", kind="unsupported")
         return Iterator(self)
+
+    def iterate_next(self, sync: bool = True) -> bool:
+        """C++'s ``Iterate<sync>()`` (Matmul-Kernel侧接口/Iterate.md): compute the next base block of this core's
+        share (into L0C); False when every block was computed. ``with matmul.iterate()`` is pyasc's loop over it."""
+        self._sync_only("iterate", sync, 0)
+        return bool(self._run("iterate"))
 
     def get_tensor_c(self, tensor=None, en_atomic: int = 0, en_sequential_write: bool = False, sync: bool = True,
                      **kwargs):
@@ -409,6 +436,8 @@ class _Engine:
         if tiling is None:
             raise self.core.error("matmul", "no tiling: pass it to register_matmul(..., tiling) or call init(tiling)")
         t = {name: int(object.__getattribute__(tiling, name)) for name in TCubeTiling.struct_fields}
+        if state.get("org"):  # set_org_shape: the matrices' strides in GM
+            t["m"], t["n"], t["k_a"], t["k_b"] = state["org"]
         tail = state["tail"] or (-1, -1, -1)
         t["tm"] = tail[0] if tail[0] > 0 else t["single_core_m"]
         t["tn"] = tail[1] if tail[1] > 0 else t["single_core_n"]
@@ -468,6 +497,10 @@ class _Engine:
                                   kind="unsupported")
         bt = self._bias(bias, n0, bn16, acc) if bias is not None else None
         first = True
+        # m = 1 turns Mmad into GEMV, which reads A as one contiguous row (Mmad计算关键特性说明/GEMV.md), while A sits
+        # in L0A as Zz fractals: a one-row block computes two rows (the second is the fractal's zero padding) and
+        # the copy-out writes bm of them
+        mm = max(bm, 2)
         for k0 in range(0, t["tk"], t["base_k"]):
             bk = min(t["base_k"], t["tk"] - k0)
             bkp = -(-bk // k_unit) * k_unit
@@ -477,9 +510,9 @@ class _Engine:
             if first:
                 self._await(HardEvent.FIX_M)  # the previous block's Fixpipe has read L0C
             if first and bt is not None:
-                cube.mmad(c1, a2, b2, bt, cube.MmadParams(bm, bn, bk, 0, False, False))
+                cube.mmad(c1, a2, b2, bt, cube.MmadParams(mm, bn, bk, 0, False, False))
             else:
-                cube.mmad(c1, a2, b2, cube.MmadParams(bm, bn, bk, 0, False, first))
+                cube.mmad(c1, a2, b2, cube.MmadParams(mm, bn, bk, 0, False, first))
             self._signal(HardEvent.M_MTE1)  # L0A / L0B may be loaded again
             first = False
         self._signal(HardEvent.M_FIX)

@@ -6,7 +6,11 @@ check C).
 The choice, for M x N x K on ``dim`` cores (``docs/cube.md``, "The high-level Matmul"):
 
 - the cores split M and N into a grid of ``cm x cn`` single-core shares (``cm * cn <= dim``) that gives the smallest
-  share (ties: the fewest shares that are not whole fixed base blocks, then fewer cores); ``single_core_m`` / ``_n``
+  share (ties: the fewest shares that are not whole fixed base blocks, then fewer cores, then, with a fixed
+  base_n, the fewest base blocks along N per share, then the least of A and B per core, then the split of M: the
+  shares asc-devkit's samples assume,
+  00_introduction/02_matrix/matmul_advanced_api splitting M, matmul_leakyrelu_advanced_api splitting N into
+  single base blocks; CANN's own rule is not published); ``single_core_m`` / ``_n``
   are the shares rounded up to 16, ``single_core_k`` = K;
   ``used_core_num`` is the number of shares;
 - base blocks of at most 128 x 256 (``set_fix_split`` fixes any of them), halved until A's and B's tiles fit half
@@ -29,16 +33,19 @@ def _ceil(x: int, unit: int) -> int:
     return -(-int(x) // unit) * unit
 
 
-def cores_grid(m: int, n: int, dim: int, block: tuple = (16, 16)) -> tuple[int, int]:
+def cores_grid(m: int, n: int, dim: int, block: tuple = (16, 16), base_n_fixed: bool = False) -> tuple[int, int]:
     """(cm, cn): how many shares M and N are split into on ``dim`` cores: the smallest share, then the fewest shares
-    that are not whole base blocks (``block``: the fixed base_m, base_n, else 16), then the fewest cores."""
+    that are not whole base blocks (``block``: the fixed base_m, base_n, else 16), then the fewest cores, then (a
+    fixed base_n) the fewest base blocks along N per share, then the least of A and B a core reads (single_m +
+    single_n), then the most shares along M."""
     best = None
     for cm in range(1, max(dim, 1) + 1):
         cn = max(dim // cm, 1)
         single_m, single_n = _ceil(-(-m // cm), 16), _ceil(-(-n // cn), 16)
         tails = (single_m % block[0] != 0) + (single_n % block[1] != 0)
         used = -(-m // single_m) * -(-n // single_n)
-        key = (single_m * single_n, tails, used)
+        key = (single_m * single_n, tails, used, -(-single_n // block[1]) if base_n_fixed else 0,
+               single_m + single_n, -cm)
         if best is None or key < best[0]:
             best = (key, cm, cn)
     return best[1], best[2]
@@ -60,7 +67,7 @@ def choose(m: int, n: int, k: int, dim: int, sizes: dict, c_in_ub: bool, fixed: 
     if min(m, n, k) <= 0:
         raise ValueError(f"matmul shape {m} x {n} x {k}: every size must be positive (set_shape / set_org_shape)")
     soc = get_soc(soc)
-    cm, cn = cores_grid(m, n, dim, (fixed[0] if fixed[0] > 0 else 16, fixed[1] if fixed[1] > 0 else 16))
+    cm, cn = cores_grid(m, n, dim, (fixed[0] if fixed[0] > 0 else 16, fixed[1] if fixed[1] > 0 else 16), fixed[1] > 0)
     single_m, single_n = _ceil(-(-m // cm), 16), _ceil(-(-n // cn), 16)
     k_unit = 32 if sizes["a"] == 1 else 16
     base_m = fixed[0] if fixed[0] > 0 else min(MAX_BASE_M, single_m)

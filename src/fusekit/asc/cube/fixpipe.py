@@ -3,7 +3,8 @@
 
 Layout: the source is an m_size x n_size region of L0C in Nz (16 x 16 fractals, column blocks ``src_stride`` rows
 of 16 elements apart). ``CO2Layout.ROW_MAJOR`` (NZ2ND, the default) writes row r at ``r * dst_stride`` elements;
-``CO2Layout.NZ`` writes Nz with C0 = 16 columns (8 with ``is_channel_split``, float only), its column blocks
+``CO2Layout.NZ`` writes Nz with C0 = 16 columns (8 with ``is_channel_split``, float only; 32 for an int8 / uint8
+destination, whose pairs of 16-column fractals Int8 Channel Merge joins: :func:`channel_merge`), its column blocks
 ``dst_stride`` 32 B units apart. ``nd_num`` matrices, ``src_nd_stride`` x 1 KB and ``dst_nd_stride`` elements
 apart. n_size 0, m_size 0 or nd_num 0 is a NOP.
 
@@ -136,9 +137,6 @@ def fixpipe(dst, src, *args, **kwargs) -> None:
         raise core.error(op, f"n_size={params.n_size}: NZ output needs a multiple of {c0_out} ({_PAGE})")
     if nd_out and params.m_size > 8192:
         raise core.error(op, f"m_size={params.m_size}: NZ2ND takes m_size in [0, 8192] ({_PAGE})")
-    if not nd_out and dst.dtype.sizeof() == 1:
-        raise core.error(op, "int8 / uint8 NZ output merges channels (32-column blocks), which fusekit does not "
-                             "simulate yet: write ND (FixpipeConfig.cfg_row_major())", kind="unsupported")
     if 0 in (params.n_size, params.m_size, params.nd_num):
         core.record(op, Pipe.FIX, dtype=dst.dtype.name)  # a NOP
         return
@@ -196,9 +194,22 @@ def _offsets(n_size, m_size, src_stride, dst_stride, nd_num, src_nd_stride, dst_
         r = np.arange(m_size, dtype=np.int64)[None, :, None]
         c = np.arange(n_size, dtype=np.int64)[None, None, :]
         dst = t * dst_nd_stride + r * dst_stride + c
+    elif out_size == 1:
+        dst = t * dst_nd_stride + channel_merge(m_size, n_size, dst_stride * 32)[None]
     else:
         dst = t * dst_nd_stride + nz(m_size, n_size, c0_out, c0_out, dst_stride * 32 // out_size)[None]
     return src, dst, repeated(dst)
+
+
+def channel_merge(m_size: int, n_size: int, block_stride: int) -> np.ndarray:
+    """Destination offsets (m_size, n_size) of an int8 / uint8 NZ output, which Int8 Channel Merge always lays out
+    (矩阵搬出关键特性说明/Int8-Channel-Merge.md): each two 16 x 16 fractals side by side become one 16 x 32, so column
+    blocks of 32 channels, rows 32 B apart, blocks ``block_stride`` bytes apart; when n_size is an odd multiple of 16
+    the last 16 channels stay one unmerged block, its rows 16 B apart."""
+    r = np.arange(m_size, dtype=np.int64)[:, None]
+    c = np.arange(n_size, dtype=np.int64)[None, :]
+    width = np.where(c >= n_size - n_size % 32, M0, 2 * M0)
+    return (c // (2 * M0)) * block_stride + r * width + c % (2 * M0)
 
 
 def _scale(core, op: str, mode: QuantModes, p: FixpipeParamsV220, workspace, dst, n: int):

@@ -18,7 +18,9 @@ from ..runtime import current
 from ..trace import Pipe
 from .layout import FRACTAL_BYTES, M0, cached
 from .operands import Elements, accesses, bounded, expect_space
-from .params import LoadData2dTransposeParams, LoadData2DParams, check_fields
+from .load3d import load_data_3dv2
+from .params import (LoadData2dTransposeParams, LoadData2DParams, LoadData3DParamsV2, LoadData3DParamsV2Pro,
+                     check_fields)
 
 _PAGE = "LoadData_2D.md 表2"
 _RANGES = {"start_index": (0, 65535, _PAGE), "repeat_times": (0, 255, _PAGE), "src_stride": (0, 65535, _PAGE),
@@ -28,18 +30,23 @@ _RANGES = {"start_index": (0, 65535, _PAGE), "repeat_times": (0, 255, _PAGE), "s
 _DTYPES = frozenset({"uint8", "int8", "uint16", "int16", "float16", "bfloat16", "uint32", "int32", "float32"})
 
 
-def load_data(dst, src, params) -> None:
-    """pyasc ``load_data(dst, src, LoadData2DParams)`` from L1 (module docstring).
+def load_data(dst, src, params, *, is_set_fmatrix: bool = True, is_set_padding: bool = True) -> None:
+    """pyasc ``load_data(dst, src, LoadData2DParams)`` from L1 (module docstring); with LoadData3DParamsV2 /
+    LoadData3DParamsV2Pro, img2col (``fusekit.asc.cube.load3d.load_data_3dv2``, which the two keywords, C++'s
+    IsResetLoad3dConfig, are for).
 
     Raises:
-        KernelError: dst not in L0A / L0B or src not in L1 (GM -> L0 and the 3D / V2 forms are not simulated),
+        KernelError: dst not in L0A / L0B or src not in L1 (GM -> L0 and the 2D V2 / 3D V1 forms are not simulated),
             dtypes that differ or the page does not list, a transpose of a non-b16 dtype, a field outside its range,
             addr_mode 1 (decrementing: GM -> L1 only), or a fractal outside either tensor.
     """
+    if isinstance(params, (LoadData3DParamsV2, LoadData3DParamsV2Pro)):
+        return load_data_3dv2(dst, src, params, is_set_fmatrix, is_set_padding)
     core, op = current("load_data"), "load_data"
     if not isinstance(params, LoadData2DParams):
-        raise core.error(op, f"load_data takes asc.LoadData2DParams here; {type(params).__name__} (the 2D V2 and 3D "
-                             "img2col forms) is not simulated yet", kind="unsupported")
+        raise core.error(op, f"load_data takes asc.LoadData2DParams, LoadData3DParamsV2 or LoadData3DParamsV2Pro "
+                             f"here; {type(params).__name__} (the 2D V2 and 3D V1 forms) is not simulated yet",
+                         kind="unsupported")
     expect_space(core, op, "dst", dst, ("L0A", "L0B"), "L0A / L0B (TPosition.A2 / B2)")
     expect_space(core, op, "src", src, ("L1",), "L1 (TPosition.A1 / B1); GM -> L0 loads are not simulated yet")
     check_fields(core, op, params, _RANGES)

@@ -192,3 +192,56 @@ class FixpipeParamsV220(_Struct):
     __slots__ = ("n_size", "m_size", "src_stride", "dst_stride", "quant_pre", "deq_scalar", "nd_num", "src_nd_stride",
                  "dst_nd_stride", "relu_en", "unit_flag", "is_channel_split")
     _defaults = (0, 0, 0, 0, QuantModes.NoQuant, 0, 1, 0, 0, False, 0, False)
+
+
+class LoadData3DParamsV2(_Struct):
+    """``LoadData3DParamsV2(pad_list=(0, 0, 0, 0), l1_h=1, l1_w=1, channel_size=1, k_extension=1, m_extension=1,
+    k_start_pt=0, m_start_pt=0, stride_w=1, stride_h=1, filter_w=1, filter_h=1, dilation_filter_w=1,
+    dilation_filter_h=1, en_transpose=False, pad_value=0, filter_size_w=False, filter_size_h=False,
+    f_matrix_ctrl=False, en_small_k=False)`` of the img2col ``load_data`` (AD-API LoadData_3D.md 表4): pyasc's order
+    and defaults (PY core/types.py; the C++ struct's defaults are 0 for l1H ... mExtension), then the C++ field
+    ``enSmallK``, which pyasc's struct lacks. ``pad_list`` is [left, right, top, bottom]; ``pad_value`` a value of
+    the tensors' dtype. The img2col matrix and what each field selects of it: ``fusekit.asc.cube.load3d``."""
+
+    __slots__ = ("pad_list", "l1_h", "l1_w", "channel_size", "k_extension", "m_extension", "k_start_pt", "m_start_pt",
+                 "stride_w", "stride_h", "filter_w", "filter_h", "dilation_filter_w", "dilation_filter_h",
+                 "en_transpose", "pad_value", "filter_size_w", "filter_size_h", "f_matrix_ctrl", "en_small_k")
+    _defaults = ((0, 0, 0, 0), 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, False, 0, False, False, False, False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # all 20 values come from the C++ struct (fusekit/cube.h), whose channelSize is 16 bits: no pyasc narrowing
+        if len(args) < 20 and isinstance(self.channel_size, int) and self.channel_size > 255:
+            warnings.warn(f"LoadData3DParamsV2(channel_size={self.channel_size}): pyasc builds the struct with "
+                          "channel_size as uint8 (PY core/types.py), so the device gets it modulo 256; fusekit "
+                          "runs the value given, as the C++ API (uint16_t channelSize) does", stacklevel=2)
+
+
+class LoadData3DParamsV2Pro(_Struct):
+    """``LoadData3DParamsV2Pro(channel_size=0, en_transpose=False, en_small_k=False, filter_size_w=False,
+    filter_size_h=False, f_matrix_ctrl=False, ext_config=0, filter_config=0x10101010101)`` (AD-API LoadData_3D.md
+    表5): LoadData3DParamsV2's fields packed into two words, ``ext_config = m_start_pt << 48 | k_start_pt << 32 |
+    m_extension << 16 | k_extension`` and ``filter_config = dilation_filter_h << 40 | dilation_filter_w << 32 |
+    filter_h << 24 | filter_w << 16 | stride_h << 8 | stride_w``; the feature map (l1H, l1W, padList) and the pad
+    value come from the registers ``set_fmatrix`` / ``set_load_data_padding_value`` (or an earlier
+    LoadData3DParamsV2 load) set."""
+
+    __slots__ = ("channel_size", "en_transpose", "en_small_k", "filter_size_w", "filter_size_h", "f_matrix_ctrl",
+                 "ext_config", "filter_config")
+    _defaults = (0, False, False, False, False, False, 0, 0x10101010101)
+
+
+class LoadDataRepeatParam(_Struct):
+    """``LoadDataRepeatParam(repeat_time=1, repeat_stride=0, repeat_mode=0)`` of ``set_load_data_repeat`` (pyasc's
+    order; the C++ struct's is repeatStride, repeatTime, repeatMode: AD-API SetLoadDataRepeat.md 表2)."""
+
+    __slots__ = ("repeat_time", "repeat_stride", "repeat_mode")
+    _defaults = (1, 0, 0)
+
+
+class FmatrixMode(enum.IntEnum):
+    """``FmatrixMode`` of ``SetFmatrix`` (AD-API SetFmatrix.md 表1): which FMATRIX register is written; A2/A3 have
+    FMATRIX_LEFT only ("当前只支持FMATRIX_LEFT")."""
+
+    FMATRIX_LEFT = 0
+    FMATRIX_RIGHT = 1

@@ -41,6 +41,12 @@ namespace AscendC {
 
 using fusekit::Site;
 
+// int4b_t, two 4-bit integers a byte (Mmad.md 数据类型: s4 x s4 -> s32 on A2/A3): declared so that a source naming it
+// (IsSameType<T, int4b_t>) compiles; a tensor of it is refused when the compiler instantiates one (fusekit has no
+// 4-bit dtype)
+struct int4b_t { int8_t storage; };
+template <class T> inline constexpr bool fusekit_not_int4 = !std::is_same_v<T, int4b_t>;
+
 // ---- parameter structs (fields in the documented order; fusekit_fields lists them as fusekit.asc's struct takes them)
 struct DataCopyParams {
     uint16_t blockCount = 1, blockLen = 0, srcStride = 0, dstStride = 0;
@@ -109,6 +115,9 @@ struct CopyRepeatParams {
 
 // ---- tensors
 template <class T> class LocalTensor : public fusekit::Object {
+    static_assert(fusekit_not_int4<T>, "AscendC::int4b_t tensors (4-bit integers) are not simulated by fusekit: "
+                                       "the simulator has no 4-bit dtype; use int8_t");
+
 public:
     using PrimType = T;
     LocalTensor() = default;
@@ -132,6 +141,9 @@ public:
 };
 
 template <class T> class GlobalTensor : public fusekit::Object {
+    static_assert(fusekit_not_int4<T>, "AscendC::int4b_t tensors (4-bit integers) are not simulated by fusekit: "
+                                       "the simulator has no 4-bit dtype; use int8_t");
+
 public:
     using PrimType = T;
     GlobalTensor() = default;
@@ -282,9 +294,12 @@ template <Hardware hard = Hardware::UB> class LocalMemAllocator : public fusekit
 public:
     LocalMemAllocator(Site s = {}) { handle = fusekit::send("LocalMemAllocator", 0, s, hard).i; }
     uint32_t GetCurAddr(Site s = {}) { return fusekit::value_of<uint32_t>(fusekit::send("GetCurAddr", handle, s)); }
-    template <class T, uint32_t tileSize> LocalTensor<T> Alloc(Site s = {}) {
-        return Alloc<TPosition::VECCALC, T>(tileSize, s);
-    }
+    // the forms without pos take the memory's own position (Alloc.md: pos may be left out), A1 for L1
+    static constexpr TPosition kPos = hard == Hardware::L1 ? TPosition::A1 : hard == Hardware::L0A ? TPosition::A2
+                                    : hard == Hardware::L0B ? TPosition::B2 : hard == Hardware::L0C ? TPosition::CO1
+                                    : hard == Hardware::BIAS ? TPosition::C2 : TPosition::VECCALC;
+    template <class T, uint32_t tileSize> LocalTensor<T> Alloc(Site s = {}) { return Alloc<kPos, T>(tileSize, s); }
+    template <class T> LocalTensor<T> Alloc(uint32_t tileSize, Site s = {}) { return Alloc<kPos, T>(tileSize, s); }
     template <TPosition pos, class T, uint32_t tileSize> LocalTensor<T> Alloc(Site s = {}) {
         return Alloc<pos, T>(tileSize, s);
     }
@@ -303,6 +318,7 @@ inline void DisableDmaAtomic(Site s = {}) { fusekit::send("SetAtomicNone", 0, s)
 
 // ---- a constant and a type test the API pages' samples use (Fixpipe（L0C到L1数据搬运）.md, DataCopy（L0C到L1数据搬运）.md)
 constexpr uint32_t ONE_BLK_SIZE = 32;  // one data block, bytes (pyasc's asc.ONE_BLK_SIZE)
+constexpr uint32_t BLOCK_CUBE = 16;    // rows of a cube fractal (AD impl kernel_utils_constants.h; set_loaddata_boundary)
 template <class T, class U> struct IsSameType { static constexpr bool value = std::is_same_v<T, U>; };
 
 // ---- system state

@@ -113,6 +113,134 @@ inline void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     fusekit::send("LoadData", 0, s, dst, src, loadDataParams);
 }
 
+// ---- LoadDataWithTranspose: square matrices of L1 transposed into L0A / L0B (矩阵计算的搬入/LoadDataWithTranspose.md
+// 表3); fusekit.asc.load_data_with_transpose runs it (b16: one fractal a square; b32: two 16 x 8; b8: two 16 x 32)
+struct LoadData2dTransposeParams {
+    uint32_t startIndex = 0;    // first square, [0, 65535]
+    uint32_t repeatTimes = 0;   // squares, [0, 255]; 0 is a NOP
+    uint32_t srcStride = 0;     // source squares between repeats, [0, 65535]
+    uint32_t dstGap = 0;        // 512 B fractals left out between repeats, [0, 65535]
+    uint32_t dstFracGap = 0;    // 512 B fractals between a square's two transposed fractals (b8 / b32), [0, 65535]
+    uint32_t addrMode = 0;      // false: increasing addresses (the page's default)
+    LoadData2dTransposeParams() = default;
+    LoadData2dTransposeParams(uint32_t startIndexIn, uint32_t repeatTimesIn, uint32_t srcStrideIn, uint32_t dstGapIn,
+                              uint32_t dstFracGapIn, uint32_t addrModeIn = 0)
+        : startIndex(startIndexIn), repeatTimes(repeatTimesIn), srcStride(srcStrideIn), dstGap(dstGapIn),
+          dstFracGap(dstFracGapIn), addrMode(addrModeIn) {}
+    fusekit::Arg fusekit_fields(fusekit::Call& c) const {
+        return c.fields("LoadData2dTransposeParams", startIndex, repeatTimes, srcStride, dstGap, dstFracGap, addrMode);
+    }
+};
+template <typename T>
+inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                  const LoadData2dTransposeParams& loadDataParams, Site s = {}) {
+    fusekit::send("LoadDataWithTranspose", 0, s, dst, src, loadDataParams);
+}
+
+// ---- LoadData 3Dv2: img2col of an NC1HWC0 feature map in L1 into L0A / L0B (矩阵计算的搬入/LoadData_3D.md 表4,
+// 表5) and its registers (矩阵搬入辅助配置接口/SetFmatrix.md, SetLoadDataPaddingValue.md, SetLoadDataRepeat.md,
+// SetLoadDataBoundary.md). fusekit.asc.cube.load3d runs them.
+inline constexpr int32_t PAD_SIZE = 4;  // padList: left, right, top, bottom
+// whether LoadData sets the FMATRIX (l1H, l1W, padList) and padding registers from its struct (表1 defaultConfig)
+struct IsResetLoad3dConfig {
+    bool isSetFMatrix = true;
+    bool isSetPadding = true;
+};
+inline constexpr IsResetLoad3dConfig IS_RESER_LOAD3D_DEFAULT_CONFIG = {true, true};
+enum class FmatrixMode : uint8_t { FMATRIX_LEFT = 0, FMATRIX_RIGHT = 1 };
+
+template <typename T>
+struct LoadData3DParamsV2 {
+    uint8_t padList[PAD_SIZE] = {0, 0, 0, 0};
+    uint32_t l1H = 0, l1W = 0, channelSize = 0, kExtension = 0, mExtension = 0, kStartPt = 0, mStartPt = 0;
+    uint32_t strideW = 1, strideH = 1, filterW = 1, filterH = 1, dilationFilterW = 1, dilationFilterH = 1;
+    bool enTranspose = false;
+    bool enSmallK = false;
+    T padValue = 0;
+    bool filterSizeW = false, filterSizeH = false, fMatrixCtrl = false;
+
+    LoadData3DParamsV2() = default;
+    // the page's two constructors: up to padValue, and with filterSizeW, filterSizeH, fMatrixCtrl after it
+    LoadData3DParamsV2(const uint8_t padListIn[PAD_SIZE], uint32_t l1HIn, uint32_t l1WIn, uint32_t channelSizeIn,
+                       uint32_t kExtensionIn, uint32_t mExtensionIn, uint32_t kStartPtIn, uint32_t mStartPtIn,
+                       uint32_t strideWIn, uint32_t strideHIn, uint32_t filterWIn, uint32_t filterHIn,
+                       uint32_t dilationFilterWIn, uint32_t dilationFilterHIn, bool enTransposeIn, bool enSmallKIn,
+                       T padValueIn, bool filterSizeWIn = false, bool filterSizeHIn = false, bool fMatrixCtrlIn = false)
+        : l1H(l1HIn), l1W(l1WIn), channelSize(channelSizeIn), kExtension(kExtensionIn), mExtension(mExtensionIn),
+          kStartPt(kStartPtIn), mStartPt(mStartPtIn), strideW(strideWIn), strideH(strideHIn), filterW(filterWIn),
+          filterH(filterHIn), dilationFilterW(dilationFilterWIn), dilationFilterH(dilationFilterHIn),
+          enTranspose(enTransposeIn), enSmallK(enSmallKIn), padValue(padValueIn), filterSizeW(filterSizeWIn),
+          filterSizeH(filterSizeHIn), fMatrixCtrl(fMatrixCtrlIn) {
+        for (int32_t i = 0; i < PAD_SIZE; ++i) padList[i] = padListIn[i];
+    }
+    fusekit::Arg fusekit_fields(fusekit::Call& c) const {
+        return c.fields("LoadData3DParamsV2", padList, l1H, l1W, channelSize, kExtension, mExtension, kStartPt,
+                        mStartPt, strideW, strideH, filterW, filterH, dilationFilterW, dilationFilterH, enTranspose,
+                        padValue, filterSizeW, filterSizeH, fMatrixCtrl, enSmallK);
+    }
+};
+
+struct LoadData3DParamsV2Pro {
+    uint32_t channelSize = 0;
+    bool enTranspose = false, enSmallK = false, filterSizeW = false, filterSizeH = false, fMatrixCtrl = false;
+    uint64_t extConfig = 0;                    // mStartPt << 48 | kStartPt << 32 | mExtension << 16 | kExtension
+    uint64_t filterConfig = 0x10101010101ULL;  // dilationH << 40 | dilationW << 32 | filterH << 24 | filterW << 16 | strideH << 8 | strideW
+    fusekit::Arg fusekit_fields(fusekit::Call& c) const {
+        return c.fields("LoadData3DParamsV2Pro", channelSize, enTranspose, enSmallK, filterSizeW, filterSizeH,
+                        fMatrixCtrl, extConfig, filterConfig);
+    }
+};
+
+// {repeatStride, repeatTime, repeatMode}: the C++ order (SetLoadDataRepeat.md 表2); pyasc's is time, stride, mode
+struct LoadDataRepeatParam {
+    uint32_t repeatStride = 0;
+    uint32_t repeatTime = 1;
+    uint32_t repeatMode = 0;
+    uint8_t reserved = 0;
+    fusekit::Arg fusekit_fields(fusekit::Call& c) const {
+        return c.fields("LoadDataRepeatParam", repeatTime, repeatStride, repeatMode);
+    }
+};
+
+namespace fusekit_detail {
+// LoadData's IsResetLoad3dConfig as the keywords of fusekit.asc.load_data that are False
+template <const IsResetLoad3dConfig& config>
+constexpr const char* load3d_call() {
+    if constexpr (!config.isSetFMatrix && !config.isSetPadding) return "LoadData@is_set_fmatrix@is_set_padding";
+    else if constexpr (!config.isSetFMatrix) return "LoadData@is_set_fmatrix";
+    else if constexpr (!config.isSetPadding) return "LoadData@is_set_padding";
+    else return "LoadData";
+}
+}  // namespace fusekit_detail
+
+template <typename T, const IsResetLoad3dConfig& defaultConfig = IS_RESER_LOAD3D_DEFAULT_CONFIG, typename U = T>
+inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParamsV2<U>& loadDataParams,
+                     Site s = {}) {
+    static_assert(std::is_same_v<T, U>, "LoadData: LoadData3DParamsV2<U> takes the tensors' type (LoadData_3D.md 表1: U)");
+    fusekit::send(fusekit_detail::load3d_call<defaultConfig>(), 0, s, dst, src, loadDataParams);
+}
+template <typename T>
+inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParamsV2Pro& loadDataParams,
+                     Site s = {}) {
+    fusekit::send("LoadData", 0, s, dst, src, loadDataParams);
+}
+// the mode travels as its value: FmatrixMode stays on the C++ side, as HF32Mode does
+inline void SetFmatrix(uint16_t l1H, uint16_t l1W, const uint8_t padList[PAD_SIZE], const FmatrixMode& fmatrixMode,
+                       Site s = {}) {
+    uint8_t pads[PAD_SIZE] = {padList[0], padList[1], padList[2], padList[3]};
+    fusekit::send("SetFmatrix", 0, s, int32_t(l1H), int32_t(l1W), pads, static_cast<int32_t>(fmatrixMode));
+}
+template <typename T>
+inline void SetLoadDataPaddingValue(const T padValue, Site s = {}) {
+    fusekit::send("SetLoadDataPaddingValue", 0, s, padValue);
+}
+inline void SetLoadDataRepeat(const LoadDataRepeatParam& repeatParams, Site s = {}) {
+    fusekit::send("SetLoadDataRepeat", 0, s, repeatParams);
+}
+inline void SetLoadDataBoundary(uint32_t boundaryValue, Site s = {}) {
+    fusekit::send("SetLoadDataBoundary", 0, s, boundaryValue);
+}
+
 // ---- DataCopy GM -> L1 with ND2NZ (矩阵计算的搬入/DataCopy（GMToL1随路转换-ND2NZ搬运）.md 表3); the call is DataCopy's
 // forwarding (generated.h): DataCopy(dst A1/B1, src GlobalTensor, Nd2NzParams)
 struct Nd2NzParams {

@@ -2,6 +2,7 @@
 #pragma once
 #include <csetjmp>
 #include <csignal>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <tuple>
@@ -12,20 +13,32 @@
 
 namespace fusekit {
 
+// a struct passed by value (AscendC::tiling::TCubeTiling): its bytes travel, at the address the Arg holds
+template <class P> constexpr bool by_value_struct =
+    std::is_class_v<P> && std::is_trivially_copyable_v<P> && Dtype<P>::name == nullptr;
+
 template <class P> P from_arg(const Arg& a) {
-    if constexpr (std::is_pointer_v<P>) {
+    if constexpr (by_value_struct<P>) {
+        P value;
+        std::memcpy(&value, reinterpret_cast<const void*>(static_cast<uintptr_t>(a.i)), sizeof(P));
+        return value;
+    } else if constexpr (std::is_pointer_v<P>) {
         return reinterpret_cast<P>(static_cast<uintptr_t>(a.i));
     } else if constexpr (std::is_integral_v<P> || std::is_enum_v<P>) {
         return static_cast<P>(a.i);
     } else if constexpr (std::is_floating_point_v<P> || Dtype<P>::name != nullptr) {
         return static_cast<P>(static_cast<float>(a.f));
     } else {
-        static_assert(std::is_pointer_v<P>, "fusekit: a kernel parameter must be a pointer, an integer or a float");
+        static_assert(std::is_pointer_v<P>, "fusekit: a kernel parameter must be a pointer, an integer, a float or a "
+                                            "trivially copyable struct");
     }
 }
 
 template <class P> const char* type_code() {
-    if constexpr (std::is_pointer_v<P>) return "gm";
+    if constexpr (by_value_struct<P>) {  // "struct136": its size in bytes
+        static const std::string code = "struct" + std::to_string(sizeof(P));
+        return code.c_str();
+    } else if constexpr (std::is_pointer_v<P>) return "gm";
     else if constexpr (std::is_same_v<P, bool>) return "b";
     else if constexpr (std::is_integral_v<P>) {
         static const std::string code = std::string(std::is_signed_v<P> ? "i" : "u") + std::to_string(8 * sizeof(P));
@@ -131,8 +144,16 @@ template <class... P> struct Launcher {
         call.add(uint64_t(reinterpret_cast<uintptr_t>(kernel)));
         call.add(uint64_t(reinterpret_cast<uintptr_t>(&entry_of<P...>)));
         call.add(describe(kernel));
-        (call.add(args), ...);
+        (call.add(launch_value(args)), ...);
         invoke("fusekit.launch", 0, site, call);
+    }
+
+    template <class T> static auto launch_value(const T& value) {
+        if constexpr (by_value_struct<T>)  // the host's copy, read by the launch before this call returns
+            return Arg{ARG_ADDRESS, int32_t(sizeof(T)), int64_t(reinterpret_cast<uintptr_t>(&value)), 0.0, "struct",
+                       nullptr};
+        else
+            return value;
     }
 };
 

@@ -2,3 +2,4 @@
 #pragma once
 #include "../register/op_def_registry.h"
 #include "platform/platform_ascendc.h"
+#include "matmul_tiling.h"

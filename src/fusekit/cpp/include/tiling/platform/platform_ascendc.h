@@ -14,7 +14,20 @@ public:
     uint32_t GetCoreNumAic() const { return info_.aic_cores; }
     SocVersion GetSocVersion() const { return SocVersion(info_.soc_version); }
     void GetCoreMemSize(CoreMemType type, uint64_t& size) const { size = type == CoreMemType::UB ? info_.ub_bytes : 0; }
+    // the system workspace the high-level APIs (Matmul) take (GetLibApiWorkSpaceSize.md): 16 MiB, what pyasc's
+    // matmul tutorials reserve; fusekit's Matmul uses one base block of C per AIV of it
+    uint32_t GetLibApiWorkSpaceSize() const { return 16u * 1024 * 1024; }
 private:
     fe::PlatFormInfos info_;
+};
+// PlatformAscendCManager::GetInstance([socVersion]) (PlatformAscendCManager.md): the platform a host program's own
+// tiling asks, fusekit's default SoC (Ascend910B1: 24 AIC, 48 AIV, 192 KiB UB) whatever the name
+class PlatformAscendCManager {
+public:
+    static PlatformAscendC* GetInstance(const char* = nullptr) {
+        static fe::PlatFormInfos info;
+        static PlatformAscendC platform(&info);
+        return &platform;
+    }
 };
 }  // namespace platform_ascendc
