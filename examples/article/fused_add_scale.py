@@ -59,7 +59,7 @@ def fused_add_scale(x1: asc.GlobalAddress, x2: asc.GlobalAddress, y: asc.GlobalA
                     tile_num: int, scale: float, TILE_LENGTH: asc.ConstExpr[int], BUFFER_NUM: asc.ConstExpr[int],
                     tail_length: int = 0):
     start = asc.get_block_idx() * block_length
-    tail = 0
+    tail = 0 * tail_length  # a run-time int: pyasc keeps a variable's type across the branch below
     if asc.get_block_idx() == asc.get_block_num() - 1:
         tail = tail_length  # the last core also takes the elements after the whole tiles
     x1_gm, x2_gm, y_gm = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()

@@ -1,7 +1,7 @@
 """A tiled matmul on the cube unit, in pyasc's Python: C (M x N, float32) = A (M x K) x B (K x N), half inputs.
 
 Run it:  python examples/cube/matmul.py [M N K]       (prints the error against numpy and the predicted time)
-Check it: fusekit check examples/cube/matmul.py --sizes 16,100,256   (check_launch below: M = N = K = size)
+Check it: fusekit check examples/cube/matmul.py   (CHECK_SIZES below; check_launch: M = N = K = size)
 
 Each AIC takes C's row bands of ``BASE_M`` rows in turn (block i: bands i, i + block_dim, ...) and each column
 tile of ``BASE_N``; K runs in steps of ``BASE_K``. Data path (``docs/cube.md``, "Data path and buffers"): GM -> L1 (A1 / B1, ND2NZ) on MTE2,
@@ -22,6 +22,8 @@ from fusekit.pyasc.shim import config
 
 BASE_M, BASE_N, BASE_K = 128, 128, 64
 BUFFER_NUM = 2
+# fusekit check's default sweep for this file: a size is M = N = K (one row, tails of 16, a one-row last band)
+CHECK_SIZES = (1, 16, 100, 129, 256)
 
 
 @asc.jit(kernel_type=config.KernelType.AIC_ONLY)
@@ -35,8 +37,10 @@ def matmul(a: asc.GlobalAddress, bt: asc.GlobalAddress, c: asc.GlobalAddress, m:
     qa1, qb1 = asc.TQue(asc.TPosition.A1, BUFFER_NUM), asc.TQue(asc.TPosition.B1, BUFFER_NUM)
     qa2, qb2 = asc.TQue(asc.TPosition.A2, BUFFER_NUM), asc.TQue(asc.TPosition.B2, BUFFER_NUM)
     qc = asc.TQue(asc.TPosition.CO1, 1)
-    for q, rows in ((qa1, BASE_M), (qb1, BASE_N), (qa2, BASE_M), (qb2, BASE_N)):
-        pipe.init_buffer(que=q, num=BUFFER_NUM, len=rows * BASE_K * 2)
+    pipe.init_buffer(que=qa1, num=BUFFER_NUM, len=BASE_M * BASE_K * 2)
+    pipe.init_buffer(que=qb1, num=BUFFER_NUM, len=BASE_N * BASE_K * 2)
+    pipe.init_buffer(que=qa2, num=BUFFER_NUM, len=BASE_M * BASE_K * 2)
+    pipe.init_buffer(que=qb2, num=BUFFER_NUM, len=BASE_N * BASE_K * 2)
     pipe.init_buffer(que=qc, num=1, len=BASE_M * BASE_N * 4)
     bands = -(-m // BASE_M)
     for band in range(asc.get_block_idx(), bands, asc.get_block_num()):

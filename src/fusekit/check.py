@@ -63,6 +63,7 @@ from fusekit.pyasc.kernel_file import (KernelFileError, check_names, is_gm, load
 from fusekit.sanitizer import Finding, Report, sanitize
 
 DEFAULT_SIZES = (0, 1, 17, 4096, 65539)  # zero, tiny, unaligned tiny, aligned, unaligned past a tile
+SIZES_HOOK = "CHECK_SIZES"  # a file's own default sweep (a size that is not an element count: M = N = K of a matmul)
 OUTPUT_NAMES = {"y", "z", "out", "output", "dst", "result"}
 LENGTH_NAMES = {"n", "totallength", "length", "size", "total"}
 DEFAULT_ATTR = 1.5
@@ -111,9 +112,10 @@ class _Kernel:
     dtype: dtypes.DataType
     hook: object
     notes: list[str]  # what the reader should know about every size's check
+    sizes: tuple = DEFAULT_SIZES  # the sweep when none is given: the file's CHECK_SIZES, else DEFAULT_SIZES
 
 
-def check_file(path: "str | Path", *, kernel: str | None = None, sizes=DEFAULT_SIZES, dtype: str | None = None,
+def check_file(path: "str | Path", *, kernel: str | None = None, sizes=None, dtype: str | None = None,
                soc: str | None = None, cores: int | None = None, buffer_num: int = 2, outputs=None,
                args: dict | None = None, replay: bool = False, strict: bool = True,
                auto_sync: bool | None = None) -> list[SizeResult]:
@@ -122,7 +124,8 @@ def check_file(path: "str | Path", *, kernel: str | None = None, sizes=DEFAULT_S
     Args:
         path: Python file with the ``@asc.jit`` kernel.
         kernel: the kernel's name, if the file has several.
-        sizes: element counts, each >= 0.
+        sizes: element counts (or what the file's check_launch takes as its size), each >= 0; None: the file's
+            ``CHECK_SIZES`` if it has one, else :data:`DEFAULT_SIZES`.
         dtype: element type name (default: op_info.json's first, else float16).
         soc, strict, replay, auto_sync: sanitizer options (``fusekit.sanitize``; auto_sync None: the
             kernel's ``@asc.jit(auto_sync=)``, else True).
@@ -139,6 +142,8 @@ def check_file(path: "str | Path", *, kernel: str | None = None, sizes=DEFAULT_S
             op_info.json's op, unknown ``outputs``/``args`` names, a parameter that cannot be filled.
     """
     info = _prepare(Path(path), kernel, dtype, outputs, args or {})
+    if sizes is None:
+        sizes = info.sizes
     results = []
     for n in sizes:
         results.append(_check_size(info, n, soc, cores, buffer_num, args or {}, replay, strict, auto_sync))
@@ -221,7 +226,11 @@ def _prepare(path: Path, kernel: str | None, dtype: str | None, outputs, args: d
         raise CheckError(f"{path}: {LAUNCH_HOOK} must be a function check_launch(n, dtype), got "
                          f"{type(hook).__name__}")
     per_core = {name for name in _block_idx_factors(fn.fn) if name in params and _key(name) in LENGTH_NAMES}
-    return _Kernel(fn, path, params, gm, outs, declared, per_core, op, dtype, hook, notes)
+    sizes = getattr(module, SIZES_HOOK, DEFAULT_SIZES)
+    if not (isinstance(sizes, (tuple, list)) and sizes and all(isinstance(n, int) and n >= 0 for n in sizes)):
+        raise CheckError(f"{path}: {SIZES_HOOK} must be a tuple of sizes >= 0 (the default sweep of fusekit check), "
+                         f"got {sizes!r}")
+    return _Kernel(fn, path, params, gm, outs, declared, per_core, op, dtype, hook, notes, tuple(sizes))
 
 
 def _check_size(k: _Kernel, n: int, soc, cores, buffer_num: int, overrides: dict, replay: bool,

@@ -111,6 +111,22 @@ def test_emit_a_kernel_file_without_pyasc_says_how_to_install_it(capsys):
     assert "pip install 'ascend-fusekit[pyasc]'" in err
 
 
+@pytest.mark.skipif(not HAVE_PYASC, reason="needs Huawei's pyasc (pip install 'ascend-fusekit[pyasc]', numpy<2)")
+def test_emit_traces_a_kernel_file_with_future_annotations(tmp_path, capsys):
+    # the examples start with `from __future__ import annotations`: pyasc's jit needs the annotations as objects
+    assert main(["emit", VECTOR, "--out", str(tmp_path)]) == 0
+    cpp = (tmp_path / "fused_add_scale_kernel.cpp").read_text()
+    assert "Muls" in cpp and "DataCopyPad" in cpp
+
+
+@pytest.mark.skipif(not HAVE_PYASC, reason="needs Huawei's pyasc (pip install 'ascend-fusekit[pyasc]', numpy<2)")
+def test_a_kernel_pyasc_cannot_trace_is_a_usage_error_naming_the_line(capsys):
+    with pytest.raises(SystemExit) as exc:  # examples/cube/matmul.py calls min(), which pyasc's tracer lacks
+        main(["emit", CUBE, "--arg", "m=64", "--arg", "n=64", "--arg", "k=64"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "pyasc cannot trace matmul" in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize("argv, message", [
     (["run", VECTOR, "--size", "4096", "--precision", "fp32"], "--precision does not apply to "),
     (["run", VECTOR, "--size", "4096", "--input", "x1=x.npy"], "its inputs are its parameters: --arg NAME=FILE.npy"),

@@ -261,3 +261,36 @@ def test_fusekit_torch_without_torch_names_the_install():
             "try:\n    import fusekit.torch\nexcept ImportError as e:\n    print(e)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
     assert "pip install 'ascend-fusekit[torch]'" in out and "needs PyTorch" in out
+
+
+# 10. what a second new-user trial found: a --arg of the wrong kind, options a check_launch owns, a project's
+# command, a file's own sweep
+
+@pytest.mark.parametrize("value, says", [("scale='hi'", "a kernel scalar is a number"),
+                                         ("scale=[1,2]", "argument scale"), ("x1=1.0", "argument x1")])
+def test_an_arg_of_the_wrong_kind_is_one_line_before_anything_runs(capsys, value, says):
+    err = refused(capsys, "run", f"{ARTICLE}:fused_add_scale", "--size", "4096", "--arg", value)
+    assert says in err
+
+
+@pytest.mark.parametrize("command", ["run", "profile", "tune"])
+def test_buffer_num_is_refused_where_check_launch_builds_the_launch(capsys, command):
+    err = refused(capsys, command, f"{ARTICLE}:fused_add_scale", "--size", "4096", "--buffer-num", "3")
+    assert "--buffer-num" in err and "check_launch" in err
+
+
+@pytest.mark.parametrize("argv", [["tune", "--shape", "4096"], ["tune", "--size", "4096"], ["emit", "--out", "x"]])
+def test_a_project_says_first_that_the_command_takes_no_project(capsys, argv):
+    project = str(Path(__file__).parents[1] / "cpp" / "projects" / "scaled_sub")
+    err = refused(capsys, argv[0], project, *argv[1:])
+    assert f"{argv[0]} does not take one (use run or profile)" in err and "it takes" not in err
+
+
+def test_check_sweeps_the_files_own_check_sizes(tmp_path, capsys):
+    path = tmp_path / "own_sizes.py"
+    path.write_text(ARTICLE.read_text() + "\nCHECK_SIZES = (17, 2048)\n")
+    code, out, err = cli(capsys, "check", str(path))
+    assert code == 0, out + err
+    assert re.findall(r"^n = (\d+):", out, re.M) == ["17", "2048"]
+    path.write_text(ARTICLE.read_text() + "\nCHECK_SIZES = 'all'\n")
+    assert "CHECK_SIZES must be a tuple of sizes" in refused(capsys, "check", str(path))

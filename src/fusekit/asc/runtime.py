@@ -628,6 +628,16 @@ def _bind(kernel: KernelFunction, args: tuple, kwargs: dict) -> dict[str, Any]:
     return {name: kernel.argument(name, value, _annotation(params[name])) for name, value in bound.arguments.items()}
 
 
+def check_arguments(kernel: KernelFunction, kwargs: dict) -> None:
+    """Convert ``kwargs`` as ``kernel[n](**kwargs)`` would, running nothing (a front end's early check).
+
+    Raises:
+        TypeError, ValueError: as the launch would (a GM parameter that is no array, a scalar that is no number, an
+            int that does not fit int32, a missing or unknown parameter).
+    """
+    _bind(kernel, (), kwargs)
+
+
 def annotation_text(param: inspect.Parameter) -> str:
     """A parameter's annotation as text (``from __future__ import annotations`` makes them strings anyway)."""
     return param.annotation if isinstance(param.annotation, str) else repr(param.annotation)
@@ -662,6 +672,9 @@ def _to_device(name: str, value, kind: str = ""):
         return int32(int(value))  # arithmetic on it is checked for int32 wrap-around (fusekit.asc.scalar)
     if isinstance(value, (float, np.floating)):
         return float(np.float32(value))
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"argument {name}: a kernel scalar is a number (int, float or bool), got the string "
+                        f"{value!r}")
     return value
 
 

@@ -224,8 +224,9 @@ def add_check(sub) -> None:
     options.add_argument("-D", dest="define", action="append", type=definition, metavar="NAME[=VALUE]",
                        help=DEFINE_HELP)
     options.add_argument("--kernel", help="kernel name, if the file has several")
-    options.add_argument("--sizes", type=sizes(0, tiling.MAX_LAUNCH_ELEMENTS), default=DEFAULT_SIZES,
-                       help=f"comma-separated element counts (default {','.join(map(str, DEFAULT_SIZES))})")
+    options.add_argument("--sizes", type=sizes(0, tiling.MAX_LAUNCH_ELEMENTS), default=None,
+                       help=f"comma-separated element counts (default: the file's CHECK_SIZES, else "
+                            f"{','.join(map(str, DEFAULT_SIZES))})")
     options.add_argument("--dtype", choices=list(DTYPES), help="element type (default: op_info.json's first, else float16)")
     options.add_argument("--soc", choices=list(SOCS), default=None, help="SoC to simulate (default Ascend910B1)")
     options.add_argument("--cores", type=bounded(1, tiling.MAX_CORE_NUM), default=None, help="most cores to use (default: all)")
@@ -292,7 +293,7 @@ def _kernel_target(text: str, kernel: str | None) -> tuple[Path, str | None]:
 
 def _check_program(args: argparse.Namespace) -> int:
     """``check FILE.asc``: the program's main, every launch under the sanitizer (the size sweep is main's)."""
-    given = [flag for flag, value, default in (("--kernel", args.kernel, None), ("--sizes", args.sizes, DEFAULT_SIZES),
+    given = [flag for flag, value, default in (("--kernel", args.kernel, None), ("--sizes", args.sizes, None),
                                                ("--arg", args.arg, []), ("--outputs", args.outputs, None),
                                                ("--dtype", args.dtype, None), ("--json", args.json, False))
              if value != default]

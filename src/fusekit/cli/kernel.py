@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from fusekit.asc import KernelError
-from fusekit.asc.runtime import kernel_type, launch as launch_kernel
+from fusekit.asc.runtime import check_arguments, kernel_type, launch as launch_kernel
 from fusekit.check import CheckError, Launch, launch_of
 from fusekit.gen.catalogue import CATALOGUE
 from fusekit.pyasc.emit import parse_target
@@ -145,6 +145,13 @@ class KernelFile:
                                   buffer_num=args.buffer_num, outputs=sorted(outputs) or None, args=values)
         except (CheckError, TypeError) as exc:
             raise UsageError(str(exc)) from None
+        try:  # a value of the wrong kind is the user's --arg, said before anything runs
+            check_arguments(found.kernel, found.values)
+        except (TypeError, ValueError) as exc:
+            raise UsageError(f"{self.name}: {exc} (--arg NAME=VALUE)") from None
+        if args.buffer_num != _LAUNCH["buffer_num"] and "check_launch" in found.sources.values():
+            raise UsageError(f"--buffer-num does not apply to {self.name}: its check_launch builds the launch, and "
+                             "BUFFER_NUM is its code's (give a parameter of that name with --arg NAME=VALUE)")
         return found, outputs | found.outputs
 
 

@@ -136,6 +136,8 @@ class ProjectOp:
         return {}
 
     def refusal(self, command: str, option: str) -> str:
+        if command not in ("run", "profile"):  # the first thing to say: no option of this command applies
+            return f"{self.name} is an operator project and {command} does not take one (use run or profile)"
         return ("an operator project's host tiling chooses block_dim and tiles; it takes --input, --shape, --dtype, "
                 "--attr, --soc" + (", --sanitize, --expect and -o" if command == "run" else ", --trace, --plot, --csv"))
 

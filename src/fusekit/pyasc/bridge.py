@@ -19,6 +19,7 @@ import inspect
 import sys
 import threading
 import types
+import typing
 from pathlib import Path
 
 from fusekit import asc as fusekit_asc
@@ -136,6 +137,12 @@ def pyasc_kernel(kernel: fusekit_asc.KernelFunction):
     """
     asc = require_pyasc()
     module = load_rebound(inspect.getsourcefile(kernel.fn), asc)
+    for jit in vars(module).values():
+        fn = getattr(jit, "fn", None)
+        if inspect.isfunction(fn) and any(isinstance(a, str) for a in fn.__annotations__.values()):
+            # `from __future__ import annotations` leaves them as text, and pyasc's jit needs the objects (it
+            # tests issubclass on each); the module is pyasc's own copy, so no function of the user's changes
+            fn.__annotations__ = typing.get_type_hints(fn)
     return getattr(module, kernel.fn.__name__)
 
 

@@ -227,7 +227,13 @@ def trace_kernel(asc, kernel, dtype: str, constants: dict, scalars: dict | None 
     bound = inspect.signature(jit.fn).bind(**args).arguments
     runtime_args, constexprs = jit.split_args(bound, get_annotations(jit.fn))
     types = {name: jit.get_arg_type(value) for name, value in runtime_args.items()}
-    module = jit._run_codegen(Specialization(types, constexprs), CodegenOptions())
+    try:
+        module = jit._run_codegen(Specialization(types, constexprs), CodegenOptions())
+    except Exception as exc:  # pyasc's CodegenError: the kernel's Python is not what pyasc's tracer takes
+        if not type(exc).__module__.startswith("asc."):
+            raise
+        raise ValueError(f"pyasc cannot trace {kernel.fn.__name__} ({inspect.getsourcefile(kernel.fn)}): "
+                         f"{exc}") from None
     mlir = str(module)
     compiler = Compiler.__new__(Compiler)  # skips looking for bisheng: we translate, never compile
     compiler.options = CompileOptions()
