@@ -294,3 +294,18 @@ def test_check_sweeps_the_files_own_check_sizes(tmp_path, capsys):
     assert re.findall(r"^n = (\d+):", out, re.M) == ["17", "2048"]
     path.write_text(ARTICLE.read_text() + "\nCHECK_SIZES = 'all'\n")
     assert "CHECK_SIZES must be a tuple of sizes" in refused(capsys, "check", str(path))
+
+
+@pytest.mark.parametrize("command, option", [("run", ["--tile-length", "512"]), ("run", ["--buffer-num", "1"]),
+                                             ("profile", ["--tile-length", "64"])])
+def test_a_cube_operator_refuses_the_vector_tiling(capsys, command, option):
+    code, out, err = cli(capsys, command, "matmul_bias", "--shape", "64", "64", *option)
+    assert code == 2 and f"{option[0]} does not apply to matmul_bias" in err and "cube plan" in err
+
+
+def test_an_attribute_given_twice_is_refused(capsys):
+    project = str(Path(__file__).parents[1] / "cpp" / "projects" / "scaled_sub")
+    code, out, err = cli(capsys, "run", project, "--shape", "64", "--attr", "alpha=1", "--attr", "alpha=2")
+    assert code == 2 and "--attr alpha is given twice" in err
+    code, out, err = cli(capsys, "run", "add_rms_norm", "--shape", "4", "64", "--attr", "eps=1e-5", "--attr", "eps=1e-6")
+    assert code == 2 and "--attr eps is given twice" in err

@@ -150,6 +150,8 @@ def attributes(op: GeneratedOp, items: list) -> dict:
             raise ValueError(f"--attr {item!r}: write NAME=VALUE (e.g. --attr {known[0] if known else 'eps'}=1e-5)")
         if key not in known:
             raise ValueError(f"{op.name} has no attribute {key!r}; {takes}")
+        if key in out:
+            raise ValueError(f"--attr {key} is given twice ({out[key]:g} and {value}): give it once")
         try:
             out[key] = float(value)
         except ValueError:
@@ -234,10 +236,25 @@ def arrays_of(op: GeneratedOp, given: list, shape: tuple | None, dtype: str | No
     return arrays, dtype, tuple(shape), origin
 
 
+def _refuse_vector_tiling(op, args: argparse.Namespace) -> None:
+    """A cube operator's tiling is its cube plan (base M/N/K, L0C buffers), not a vector tile and BUFFER_NUM.
+
+    Raises:
+        UsageError: --tile-length or a --buffer-num other than 2 given for a cube operator.
+    """
+    given = [flag for flag, value, default in (("--tile-length", getattr(args, "tile_length", None), None),
+                                               ("--buffer-num", getattr(args, "buffer_num", 2), 2))
+             if value != default]
+    if op.cube is not None and given:
+        raise UsageError(f"{given[0]} does not apply to {op.name}: a cube operator is tiled by its cube plan (base "
+                         f"M/N/K in L0, double-buffered L0C), printed by run; fusekit tune {op.name} searches it")
+
+
 def _run(command: str, args: argparse.Namespace) -> int:
     """``fusekit run|profile|tune OP ...`` for a generated operator; returns the exit status."""
     try:
         op = load(args.op)
+        _refuse_vector_tiling(op, args)
         attrs = attributes(op, args.attr)
         shape = (args.size,) if getattr(args, "size", None) is not None else args.shape
         if shape is not None and any(s < (1 if command == "tune" else 0) for s in shape):

@@ -212,6 +212,8 @@ def _attrs(texts: list[str]) -> dict[str, float]:
     attrs = {}
     for text in texts:
         name, eq, value = text.partition("=")
+        if name.strip() in attrs:
+            raise UsageError(f"--attr {name.strip()} is given twice ({attrs[name.strip()]:g} and {value}): give it once")
         try:
             attrs[name.strip()] = float(value)
         except ValueError:
