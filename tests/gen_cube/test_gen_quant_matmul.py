@@ -33,7 +33,7 @@ def test_quant_matmul_dequant_in_fixpipe(per_channel):
     np.testing.assert_array_equal(run.y, want)
     src = run.variant.source
     assert "AIC_ONLY" in src and ("QuantModes.VDEQF16" if per_channel else "QuantModes.DEQF16") in src
-    assert ("scale1[n0:]" in src) == per_channel  # the V mode reads its column scales from L1
+    assert ("scale1[n1:]" in src) == per_channel  # the V mode reads its column scales from L1
     reports = op.sanitize(x, w, scale, core_num=2)
     assert all(r.ok for r in reports), [f.message for r in reports for f in r.findings]
 

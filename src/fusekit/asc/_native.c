@@ -396,6 +396,50 @@ done:
     return result;
 }
 
+/* mmad(acc, a, b, lanes, a_lanes, b_lanes, m, k, n, wide): acc[l] (m x n float32, in place) += a[l] (m x k) @ b[l]
+   (k x n), float32 operands, one rounding to float32 per addition, k ascending for every element (the order of
+   fusekit.asc.cube.mmad.product). wide: each product and sum in double, rounded to float32 (float inputs; the
+   product of two floats is exact in double); else in float (half / bfloat16 inputs, whose products are exact in
+   float). An operand of one lane (a_lanes or b_lanes 1) serves every lane. A fused multiply-add gives the same
+   bits, the products being exact. */
+static PyObject *py_mmad(PyObject *self, PyObject *args) {
+    Py_buffer c, a, b;
+    Py_ssize_t lanes, a_lanes, b_lanes, m, k, n;
+    int wide;
+    if (!PyArg_ParseTuple(args, "w*y*y*nnnnnnp", &c, &a, &b, &lanes, &a_lanes, &b_lanes, &m, &k, &n, &wide))
+        return NULL;
+    PyObject *result = NULL;
+    if (c.len != (Py_ssize_t)(lanes * m * n * 4) || a.len != (Py_ssize_t)(a_lanes * m * k * 4) ||
+        b.len != (Py_ssize_t)(b_lanes * k * n * 4) || (a_lanes != 1 && a_lanes != lanes) ||
+        (b_lanes != 1 && b_lanes != lanes)) {
+        PyErr_SetString(PyExc_ValueError, "mmad: buffer sizes do not match lanes x m x k x n");
+        goto done;
+    }
+    for (Py_ssize_t l = 0; l < lanes; l++) {
+        const float *al = (const float *)a.buf + (a_lanes == 1 ? 0 : l) * m * k;
+        const float *bl = (const float *)b.buf + (b_lanes == 1 ? 0 : l) * k * n;
+        float *cl = (float *)c.buf + l * m * n;
+        for (Py_ssize_t i = 0; i < m; i++) {
+            float *row = cl + i * n;
+            for (Py_ssize_t kk = 0; kk < k; kk++) {
+                const float av = al[i * k + kk], *brow = bl + kk * n;
+                if (wide) {
+                    const double ad = (double)av;
+                    for (Py_ssize_t j = 0; j < n; j++) row[j] = (float)((double)row[j] + ad * (double)brow[j]);
+                } else {
+                    for (Py_ssize_t j = 0; j < n; j++) row[j] = row[j] + av * brow[j];
+                }
+            }
+        }
+    }
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&a);
+    PyBuffer_Release(&c);
+    return result;
+}
+
 static PyObject *py_to_float32(PyObject *self, PyObject *args) {
     Py_buffer d, a;
     if (!PyArg_ParseTuple(args, "w*y*", &d, &a)) return NULL;
@@ -476,6 +520,9 @@ static PyMethodDef methods[] = {
      "to_float32(out, a) -> bool: float16 -> float32, exact; False, with nothing written, when out overlaps a."},
     {"to_float16", py_to_float16, METH_VARARGS,
      "to_float16(out, a) -> bool: float32 -> float16, to nearest even; False as for to_float32."},
+    {"mmad", py_mmad, METH_VARARGS,
+     "mmad(acc, a, b, lanes, a_lanes, b_lanes, m, k, n, wide): acc += a @ b on float32 lanes, rounded to float32 "
+     "after every addition, k ascending (wide: each step in double)."},
     {"isa", py_isa, METH_NOARGS, "isa() -> 'avx2+f16c' or 'portable': the loops in use."},
     {"set_simd", py_set_simd, METH_VARARGS, "set_simd(flag) -> previous flag: choose the SIMD or portable loops."},
     {NULL, NULL, 0, NULL},

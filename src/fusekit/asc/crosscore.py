@@ -60,16 +60,15 @@ def _check(op: str, flag_id, mode_id, pipe, waiting: bool = False):
     return core, int(flag_id), pipe.value
 
 
-def _counter(core, mode: int, flag: int, waiter: str) -> tuple:
+def _counter(place, mode: int, flag: int, waiter: str) -> tuple:
     """The counter that the waits of the ``waiter`` kind take from: one per kind in mode 0, one per AI Core (and,
-    in mode 2, per direction) otherwise."""
-    return ("cross_core", 0, waiter, flag) if mode == 0 else ("cross_core", mode, core.place.ai_core, waiter, flag)
+    in mode 2, per direction) otherwise; ``place``: the core's (``runtime.Place``)."""
+    return ("cross_core", 0, waiter, flag) if mode == 0 else ("cross_core", mode, place.ai_core, waiter, flag)
 
 
-def _per_wait(core, mode: int) -> int:
+def _per_wait(core, place, mode: int) -> int:
     """Sets one wait of ``core`` takes: every core of its kind (mode 0), every AIV of its AI Core (mode 1, and an
     AIC's wait in mode 2), its AIC's one set (an AIV's wait in mode 2)."""
-    place = core.place
     if mode == 0:
         return core.block_num * place.ratio
     return place.aivs if mode == 1 or core.kind.name == "AIC" else 1
@@ -85,16 +84,19 @@ def cross_core_set_flag(flag_id: int, mode_id: int, pipe: PipeID) -> None:
     """
     core, flag, p = _check("cross_core_set_flag", flag_id, mode_id, pipe)
     waiter = ("AIV" if core.kind.name == "AIC" else "AIC") if mode_id == 2 else core.kind.name
-    key = _counter(core, mode_id, flag, waiter)
     flags = core.launch_flags
-    sets = flags.get(key, ())
-    setters = _per_wait(core, mode_id) if mode_id != 2 else (1 if waiter == "AIV" else core.place.aivs)
-    if len(sets) - flags.get(("taken",) + key, 0) >= MAX_PENDING * setters:
-        raise core.error("cross_core_set_flag", f"flag {flag} already holds {MAX_PENDING} sets no wait has taken: on "
-                                                "the NPU this set hangs (超出15次需要做一次反向同步); wait for the "
-                                                "flag in between", kind="deadlock")
+    lanes = core.lanes(mode_id)  # (Trace index, place) of each core this call runs for: one, or a lockstep group's
+    keys = [_counter(place, mode_id, flag, waiter) for _, place in lanes]
+    for (_, place), key in zip(lanes, keys):
+        setters = _per_wait(core, place, mode_id) if mode_id != 2 else (1 if waiter == "AIV" else place.aivs)
+        if len(flags.get(key, ())) - flags.get(("taken",) + key, 0) >= MAX_PENDING * setters:
+            raise core.error("cross_core_set_flag", f"flag {flag} already holds {MAX_PENDING} sets no wait has taken: "
+                                                    "on the NPU this set hangs (超出15次需要做一次反向同步); wait for "
+                                                    "the flag in between", kind="deadlock")
     core.record("cross_core_set_flag", p, sync=Sync(SyncKind.SET, p, p, ("cross_core", flag)))
-    flags[key] = sets + ((core.idx, len(core.instrs) - 1),)
+    for (idx, _), key in zip(lanes, keys):
+        flags[key] = flags.get(key, ()) + ((idx, len(core.instrs) - 1),)
+    core.note_set()
 
 
 def _wait_modes(core, mode_id: int) -> tuple:
@@ -115,26 +117,38 @@ def cross_core_wait_flag(flag_id: int, mode_id: int, pipe: PipeID) -> None:
     """
     core, flag, p = _check("cross_core_wait_flag", flag_id, mode_id, pipe, waiting=True)
     flags, waits = core.launch_flags, core.cross_waits
-    chosen = []
+    lanes = core.lanes(mode_id)
+    chosen: list = [None] * len(lanes)
 
-    def released() -> bool:
-        for mode in _wait_modes(core, mode_id):
-            key, per = _counter(core, mode, flag, core.kind.name), _per_wait(core, mode)
-            needed = (waits[(mode, flag)] + 1) * per
-            if len(flags.get(key, ())) >= needed:
-                chosen[:] = [mode, key, per, needed]
-                return True
-        return False
+    def released() -> bool:  # every lane's wait (a lockstep group's cores go on together)
+        for k, (_, place) in enumerate(lanes):
+            if chosen[k] is None:
+                chosen[k] = _released(core, place, mode_id, flag, flags, waits)
+        return all(c is not None for c in chosen)
 
     why = (f"{'its AIC' if mode_id == 2 and core.kind.name == 'AIV' else 'the AIVs of its AI Core'} set flag {flag} "
            f"in mode {mode_id} fewer times than it is waited for")
     core.wait_hook(released, None if mode_id == 0 else why)
-    mode, key, per, needed = chosen
+    mode = chosen[0][0]
     waits[(mode, flag)] += 1
-    flags[("taken",) + key] = max(flags.get(("taken",) + key, 0), needed)  # an AIC's set releases both AIVs
+    for _, key, per, needed in chosen:
+        flags[("taken",) + key] = max(flags.get(("taken",) + key, 0), needed)  # an AIC's set releases both AIVs
     if mode == 0:  # the wait stops the issue of every later instruction ("阻塞本核后续指令的下发"): PIPE_S
         core.record("cross_core_wait_flag", Pipe.S, sync=Sync(SyncKind.WAIT, p, Pipe.S, ("cross_core", flag)))
         return
-    core.record("cross_core_wait_flag", Pipe.S,
-                sync=Sync(SyncKind.WAIT, p, Pipe.S, ("inter_block", ("cross_core", mode, flag),
-                                                      flags[key][needed - per:needed])))
+    sets = [flags[key][needed - per:needed] for _, key, per, needed in chosen]
+    core.record("cross_core_wait_flag", Pipe.S, sync=core.per_lane(
+        [Sync(SyncKind.WAIT, p, Pipe.S, ("inter_block", ("cross_core", mode, flag), released_by))
+         for released_by in sets]))
+    core.note_wait(sets)
+
+
+def _released(core, place, mode_id: int, flag: int, flags: dict, waits) -> "tuple | None":
+    """(mode, counter, sets per wait, sets needed) of the first counter holding the sets that release the next wait
+    of the core at ``place`` on ``flag``, or None while none does."""
+    for mode in _wait_modes(core, mode_id):
+        key, per = _counter(place, mode, flag, core.kind.name), _per_wait(core, place, mode)
+        needed = (waits[(mode, flag)] + 1) * per
+        if len(flags.get(key, ())) >= needed:
+            return mode, key, per, needed
+    return None

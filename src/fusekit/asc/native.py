@@ -129,6 +129,25 @@ def tree_sum(y: np.ndarray, saturate: bool) -> np.ndarray | None:
     return out
 
 
+def mmad(acc: np.ndarray, a: np.ndarray, b: np.ndarray, wide: bool) -> bool:
+    """``acc += a @ b`` in place, as :func:`fusekit.asc.cube.mmad.product` orders it (one rounding to float32 per
+    addition, k ascending; ``wide``: each step in float64), in C; False, with nothing done, where C does not apply.
+
+    ``acc``: float32 (lanes, m, n), C-contiguous; ``a`` (lanes or 1, m, k), ``b`` (lanes or 1, k, n): float32 (copied
+    to C order when they are not).
+    """
+    if _ext is None or type(acc) is not np.ndarray or acc.dtype != np.float32 or acc.ndim != 3 or \
+            not acc.flags.c_contiguous or a.ndim != 3 or b.ndim != 3:
+        return False
+    lanes, m, n = acc.shape
+    k = a.shape[-1]
+    if a.shape[1:] != (m, k) or b.shape[1:] != (k, n) or a.shape[0] not in (1, lanes) or b.shape[0] not in (1, lanes):
+        return False
+    a, b = (np.ascontiguousarray(x, np.float32) for x in (a, b))
+    _ext.mmad(acc, a, b, lanes, a.shape[0], b.shape[0], m, k, n, wide)
+    return True
+
+
 def nearest(x, dtype) -> np.ndarray:
     """:func:`fusekit.asc.dtypes.nearest` (``x`` rounded once to nearest even into numpy ``dtype``).
 

@@ -188,6 +188,23 @@ class Core(CoreState):
         elif effect is not None:
             run_effect(effect)
 
+    # -- what a call made for several cores at once needs (a lockstep group overrides these: fusekit.asc.lockstep)
+
+    def lanes(self, mode: int = 0) -> tuple:
+        """(Trace index, Place) of each core this call runs for: this one (cross-core flags of ``mode``)."""
+        return ((self.idx, self.place),)
+
+    @staticmethod
+    def per_lane(values: list):
+        """The one value of ``values`` (one per lane) that this core records."""
+        return values[0]
+
+    def note_set(self) -> None:
+        """The cross-core set just recorded (a lockstep group keeps what its cores knew then)."""
+
+    def note_wait(self, sets: list) -> None:
+        """The cross-core wait just recorded took ``sets`` ((core, instruction) per lane)."""
+
     def block_idx(self):
         """``get_block_idx()``: this core's block index, an int32 scalar (``scalar.py``): in a mix launch its
         position among the cores of its kind (an AIV of MIX_AIC_1_2: [0, 2 * block_dim), GetBlockIdx.md)."""
@@ -490,8 +507,9 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
 
     The cores run on the lockstep executor (``fusekit.asc.lockstep``: the cores that follow one instruction stream run
     as one group, the kernel's Python once per group), unless the launch needs the reference executor, which runs
-    them one after another in block order: an executor, faults, sample_cores, reverse_cores, initial_state, cross-core
-    synchronisation, an instruction the groups do not run, a KernelError, a core reading GM another core writes.
+    them one after another in block order: an executor, faults, sample_cores, reverse_cores, initial_state, sync_all,
+    GM flags or cross-core flags other than mode 2, an instruction the groups do not run, a KernelError, a core reading
+    GM another core writes (with no cross-core flag between them).
     Both give the same outputs, Trace and errors; ``Trace.executor`` and ``Trace.fallback`` say which ran and why.
     The environment variable ``FUSEKIT_EXECUTOR=reference`` forces the reference executor.
 
@@ -563,10 +581,8 @@ def launch(kernel: KernelFunction, core_num: int, args: tuple = (), kwargs: dict
     from .lockstep import launcher as lockstep  # the default executor; it imports this module
     fallback = lockstep.refusal(kernel, int(core_num), bound, executor=executor, faults=faults,
                                 sample_cores=sample_cores, reverse_cores=reverse_cores, initial_state=initial_state)
-    if fallback is None and (places[0].kind is not AIV or mixed):
-        fallback = f"{kernel_type(kernel)} cores (the lockstep groups run AIV_ONLY launches)"
     if fallback is None:
-        outcome = lockstep.run(kernel, int(core_num), bound, gm, trace, spec, strict, overflow_mode, progress)
+        outcome = lockstep.run(kernel, int(core_num), places, bound, gm, trace, spec, strict, overflow_mode, progress)
         if not isinstance(outcome, lockstep.Refused):
             return LaunchResult(outcome, time.perf_counter() - started)
         fallback = outcome.reason

@@ -414,14 +414,15 @@ def _aic_share(in_dtype: str, acc: str, trans_a: bool, trans_b: bool, fix: "FixS
          f"    for q, rows in ({'' if conv else '(qa1, BASE_M), '}(qb1, BASE_N), (qa2, BASE_M), (qb2, BASE_N)):",
          f"        pipe.init_buffer(que=q, num=2, len=rows * BASE_K * {size})",
          "    pipe.init_buffer(que=qc, num=LC, len=BASE_M * BASE_N * 4)",
-         "    NP = (N + 15) // 16 * 16  # the bias / scale rows, padded by the host to whole fractal columns"]
+         "    NP = (N + 15) // 16 * 16  # the bias / scale rows, padded by the host to whole fractal columns",
+         "    NC = min((col1 - col0 + 15) // 16 * 16, NP - col0)  # this AIC's columns of them, from col0"]
     if bias_dtype:  # the whole row into L1 once; a tile's BASE_N of it into the bias table (1 KiB) per tile
         bsz = dtypes.as_dtype(bias_dtype).sizeof()
         L += ["    qbias1, qbias2 = asc.TQue(asc.TPosition.C1, 1), asc.TQue(asc.TPosition.C2, 1)",
               f"    pipe.init_buffer(que=qbias1, num=1, len=NP * {bsz})",
               "    pipe.init_buffer(que=qbias2, num=1, len=BASE_N * 4)",
               f"    bias1 = qbias1.alloc_tensor(asc.{bias_dtype})",
-              "    asc.data_copy(bias1, bias_gm, NP)",
+              "    asc.data_copy(bias1, bias_gm[col0:], NC)",
               "    qbias1.enque(bias1)",
               f"    bias1 = qbias1.deque(asc.{bias_dtype})"]
     if fix and fix.scale and not fix.vector:
@@ -430,7 +431,7 @@ def _aic_share(in_dtype: str, acc: str, trans_a: bool, trans_b: bool, fix: "FixS
         L += ["    qscale = asc.TQue(asc.TPosition.C1, 1)",
               "    pipe.init_buffer(que=qscale, num=1, len=NP * 8)",
               "    scale1 = qscale.alloc_tensor(asc.uint64)",
-              "    asc.data_copy(scale1, scale_gm, NP)",
+              "    asc.data_copy(scale1, scale_gm[col0:], NC)",
               "    asc.set_flag(asc.HardEvent.MTE2_FIX, 0)",
               "    asc.wait_flag(asc.HardEvent.MTE2_FIX, 0)"]
     if conv:
@@ -452,18 +453,20 @@ def _aic_share(in_dtype: str, acc: str, trans_a: bool, trans_b: bool, fix: "FixS
               f"            fm = qfm.deque({t})",
               "            image = bt"]
     L += [
-         "        for m0 in range(lo, hi, BASE_M):",
-         "            tm = min(BASE_M, hi - m0)",
+         "        for m1 in range(0, hi - lo, BASE_M):  # counted from the band's first row: one trip count for",
+         "            m0 = lo + m1                     # every AIC (a lockstep group's cores run one loop)",
+         "            tm = min(BASE_M, hi - lo - m1)",
          "            tm16 = (tm + 15) // 16 * 16",
          "            mm = max(tm, 2)  # Mmad's m: m = 1 is GEMV, A read as one ND row (GEMV.md), but A is Zz here",
-         "            for n0 in range(col0, col1, BASE_N):",
-         "                tn = min(BASE_N, col1 - n0)",
+         "            for n1 in range(0, col1 - col0, BASE_N):",
+         "                n0 = col0 + n1",
+         "                tn = min(BASE_N, col1 - col0 - n1)",
          "                tn16 = (tn + 15) // 16 * 16",
          f"                c1 = qc.alloc_tensor({ac})"]
     if bias_dtype:
         bt_dt = "asc.int32" if acc == "int32" else "asc.float32"
         L += [f"                bt1 = qbias2.alloc_tensor({bt_dt})",
-              "                asc.data_copy(bt1, bias1[n0:], asc.DataCopyParams(1, tn16 * 4 // 64, 0, 0))",
+              "                asc.data_copy(bt1, bias1[n1:], asc.DataCopyParams(1, tn16 * 4 // 64, 0, 0))",
               "                qbias2.enque(bt1)",
               f"                bt1 = qbias2.deque({bt_dt})"]
     L += [
@@ -530,7 +533,7 @@ def _aic_share(in_dtype: str, acc: str, trans_a: bool, trans_b: bool, fix: "FixS
           f"                c1 = qc.deque({ac})"]
     if bias_dtype:
         L.append("                qbias2.free_tensor(bt1)")
-    ws = " scale1[n0:]," if fix and fix.vector else ""
+    ws = " scale1[n1:]," if fix and fix.vector else ""
     L += [f"                asc.fixpipe(c_gm[(bt * M + m0) * N + n0:], c1,{ws}",
           f"                            asc.FixpipeParamsV220(tn, tm, tm16, N, asc.QuantModes.{mode}, "
           f"{'deq' if fix and fix.scale and not fix.vector else 0}, 1, 0, 0, {relu}))",

@@ -232,7 +232,8 @@ def _scale(core, op: str, mode: QuantModes, p: FixpipeParamsV220, workspace, dst
     values = Elements(workspace, ws)
 
     def scale():
-        unpacked = Scale(values.read())
+        words = values.read()  # (..., n): one column axis under the (nd, m) of the values (a group's cores lead)
+        unpacked = Scale(words.reshape(words.shape[:-1] + (1, 1, n)))
         _check_scale(core, op, unpacked, dst, f"{workspace.name}")
         return unpacked
 

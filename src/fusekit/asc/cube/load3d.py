@@ -213,8 +213,9 @@ def load_data_3dv2(dst, src, params, is_set_fmatrix: bool = True, is_set_padding
     fill = to_scalar(0 if pad_value is None else pad_value, dst.dtype)
 
     def effect():
-        block = np.full(mask.shape, fill, dtype=dst.dtype.np)
-        block[mask] = source.read()
+        values = source.read()  # (..., valid positions): a lockstep group's cores lead
+        block = np.full(values.shape[:-1] + mask.shape, fill, dtype=dst.dtype.np)
+        block[..., mask] = values
         target.write(block)
 
     core.record(op, Pipe.MTE1, reads=accesses(src, s_valid), writes=accesses(dst, d_off), count=d_off.size,

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import native
 from ..runtime import current
 from ..trace import Pipe
 from .layout import L0C_FRACTAL, M0, c0, l0c, nz, zn, zz
@@ -139,7 +140,7 @@ def mmad(dst, fm, filter, bias=None, params=None) -> None:  # noqa: A002 - pyasc
 
     def effect():
         init = np.zeros((m, n), dst.dtype.np) if start == "zero" else \
-            np.broadcast_to(row.read(), (m, n)) if start == "bias" else c.read()
+            row.read()[..., None, :] if start == "bias" else c.read()  # the bias row: broadcast over m
         c.write(product(a.read(), b.read(), init, hf32, round_away))
 
     reads = accesses(fm, a_off) + accesses(filter, b_off) + (accesses(dst, c_off) if start == "l0c" else ()) + \
@@ -151,20 +152,26 @@ def mmad(dst, fm, filter, bias=None, params=None) -> None:  # noqa: A002 - pyasc
 
 
 def product(a: np.ndarray, b: np.ndarray, init: np.ndarray, hf32: bool = False, round_away: bool = False) -> np.ndarray:
-    """``init + a @ b`` in the order the module docstring chooses: a (m x k), b (k x n), init (m x n) of C's dtype."""
+    """``init + a @ b`` in the order the module docstring chooses: a (..., m, k), b (..., k, n), init (..., m, n) of
+    C's dtype; leading axes broadcast (a lockstep group's cores)."""
     if init.dtype == np.int32:
         exact = np.matmul(a.astype(np.int64), b.astype(np.int64)) + init.astype(np.int64)
         return np.clip(exact, INT32.min, INT32.max).astype(np.int32)
-    if a.dtype == np.float32:
-        if hf32:
-            a, b = to_hf32(a, round_away), to_hf32(b, round_away)
-        a64, b64 = a.astype(np.float64), b.astype(np.float64)
-        acc = init.astype(np.float32)
-        for kk in range(a.shape[1]):
-            acc = (acc + a64[:, kk:kk + 1] * b64[kk:kk + 1, :]).astype(np.float32)
+    shape = np.broadcast_shapes(a.shape[:-1] + b.shape[-1:], b.shape[:-2] + (1, 1), init.shape)
+    wide = a.dtype == np.float32  # float: each step in float64 (exact products); half / bfloat16: in float32 (exact)
+    if hf32 and wide:
+        a, b = to_hf32(a, round_away), to_hf32(b, round_away)
+    acc = np.empty(shape, np.float32)  # C order, whatever init's strides
+    acc[...] = init
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    if native.mmad(acc.reshape((-1,) + shape[-2:]), a32.reshape((-1,) + a.shape[-2:]),
+                   b32.reshape((-1,) + b.shape[-2:]), wide):  # the same steps in C, the leading axes as lanes
         return acc
-    a32, b32 = a.astype(np.float32), b.astype(np.float32)  # half / bfloat16: exact, and so are their products
-    acc = np.array(init, np.float32)
-    for kk in range(a.shape[1]):
-        acc += a32[:, kk:kk + 1] * b32[kk:kk + 1, :]
+    if wide:
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        for kk in range(a.shape[-1]):
+            acc = (acc + a64[..., kk:kk + 1] * b64[..., kk:kk + 1, :]).astype(np.float32)
+        return acc
+    for kk in range(a.shape[-1]):
+        acc += a32[..., kk:kk + 1] * b32[..., kk:kk + 1, :]
     return acc

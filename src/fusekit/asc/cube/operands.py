@@ -79,7 +79,9 @@ def repeated(offsets: np.ndarray) -> bool:
 
 
 class Elements:
-    """Elements of one operand at given offsets, read or written when the effect lands."""
+    """Elements of one operand at given offsets, read or written when the effect lands. The offsets index the last
+    axis: a lockstep group's tensors have a leading core axis (``fusekit.asc.lockstep.memory``), read as one more
+    leading axis of the result."""
 
     __slots__ = ("tensor", "offsets", "count")
 
@@ -88,7 +90,7 @@ class Elements:
         self.count = int(offsets.max()) + 1 if offsets.size else 0
 
     def read(self) -> np.ndarray:
-        return self.tensor.array(self.count)[self.offsets]
+        return self.tensor.array(self.count)[..., self.offsets]
 
     def write(self, values: np.ndarray) -> None:
-        self.tensor.array(self.count)[self.offsets] = values
+        self.tensor.array(self.count)[..., self.offsets] = values

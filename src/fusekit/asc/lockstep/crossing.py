@@ -11,6 +11,7 @@ instructions run in program order in either executor.
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 
 import numpy as np
@@ -90,4 +91,55 @@ def crossing(groups) -> str | None:
             j = next(j for j in range(int(lo[k]), int(hi[k])) if wc[j] != rc[k])
             return (f"GM {buffer} bytes [{max(rs[k], ws[j])}, {min(re[k], we[j])}): aiv({rc[k]}) reads what "
                     f"aiv({wc[j]}) writes")
+    return None
+
+
+MAX_PAIRS = 1 << 27  # writes x accesses of one buffer checked at most (beyond: the reference runs the launch)
+
+
+def _known(clocks: list, index: int) -> dict:
+    """What a core knew of the others when it issued instruction ``index`` (its vector clocks, ``GroupCore.clocks``:
+    (from which of its instructions on, {core: instructions of that core done}))."""
+    at = bisect.bisect_right([start for start, _ in clocks], index) - 1
+    return clocks[at][1] if at >= 0 else {}
+
+
+def _ordered(clocks: dict, a: int, i: int, b: int, j: int) -> bool:
+    """Whether cross-core flags order core a's instruction i and core b's j, one way or the other."""
+    return _known(clocks[b], j).get(a, -1) > i or _known(clocks[a], i).get(b, -1) > j
+
+
+def ordered(groups, places) -> str | None:
+    """For a launch whose groups ran together with cross-core flags: the first GM range one core writes while
+    another core reads or writes it with no flag ordering the two (:func:`crossing`'s rule, less the pairs a flag
+    orders: those run in the same order in either executor, so they compute the same), or None.
+
+    ``groups``: (members, templates, clocks per member) of each group; ``places``: the launch's (for the labels).
+    """
+    clocks: dict = {}
+    table: dict = defaultdict(list)  # buffer -> rows (start, stop, core, instruction, written)
+    for members, templates, lane_clocks in groups:
+        m = len(members)
+        clocks.update(zip(members, lane_clocks))
+        for index, t in enumerate(templates):
+            if t.op not in DMA:
+                continue
+            for written, accesses in ((0, t.reads), (1, t.writes)):
+                for a in accesses:
+                    if a.mem.is_global:
+                        table[a.buffer] += [(s, e, c, index, written)
+                                            for c, s, e in zip(members, _lanes(a.start, m), _lanes(a.stop, m)) if s < e]
+    label = lambda c: f"{places[c].kind.msprof_prefix}({places[c].block})"  # noqa: E731
+    for buffer, rows in table.items():
+        rows_ = np.asarray(rows, np.int64)
+        writes = rows_[rows_[:, 4] == 1]
+        if writes.size and len(writes) * len(rows_) > MAX_PAIRS:
+            return f"GM {buffer}: {len(writes)} writes against {len(rows_)} accesses, too many to check for order"
+        for s, e, c, i, _ in writes:
+            near = np.flatnonzero((rows_[:, 0] < e) & (rows_[:, 1] > s) & (rows_[:, 2] != c))
+            for k in near:
+                s2, e2, c2, j, w2 = rows_[k]
+                if not _ordered(clocks, int(c), int(i), int(c2), int(j)):
+                    return (f"GM {buffer} bytes [{max(s, s2)}, {min(e, e2)}) are written by {label(c)} and "
+                            f"{'written' if w2 else 'read'} by {label(c2)} with no cross-core flag between them")
     return None

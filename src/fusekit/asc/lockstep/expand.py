@@ -3,7 +3,8 @@
 A group records each instruction once (``fusekit.asc.lockstep.group.Template``); core ``members[k]`` of the group
 executed it with its own GM offsets, the k-th value of each lane offset. So its ``Instr`` is the template with the
 core's block index, the position in its program order and, in every GM Access whose bounds are lane values, its own
-bounds. Everything else (op, pipe, Sync records, counts, dtype, cost, file:line) is the group's. The result equals,
+bounds, and its own Sync where the group's differ (a cross-core wait's releasing sets: ``group.LaneSyncs``). Everything
+else (op, pipe, counts, dtype, cost, file:line) is the group's. The result equals,
 field for field, the ``Instr`` the reference executor records for that core.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import gc
 
 from ..trace import Access, Instr
+from .group import LaneSyncs
 from .values import LaneInt
 
 
@@ -38,7 +40,8 @@ def instrs(members: tuple[int, ...], templates: list) -> list[list[Instr]]:
             reads, writes, undefined = t.reads, t.writes, t.undefined
             if t.lanes:
                 reads, writes, undefined = _per_core(reads, k), _per_core(writes, k), _per_core(undefined, k)
-            mine.append(Instr(core, seq, t.op, t.pipe, reads, writes, undefined, t.sync, t.count, t.nbytes, t.dtype,
+            sync = t.sync[k] if isinstance(t.sync, LaneSyncs) else t.sync
+            mine.append(Instr(core, seq, t.op, t.pipe, reads, writes, undefined, sync, t.count, t.nbytes, t.dtype,
                               t.file, t.line, t.repeats, t.cost, t.lines))
         out.append(mine)
     return out

@@ -1,0 +1,142 @@
+"""The lockstep executor on the cube unit and mix kernels: the same bytes, Trace and errors as the reference.
+
+AIC_ONLY kernels run their AICs as groups one after another; a mix kernel's groups (its AICs, its AIVs) run together
+under the reference's scheduler, a mode-2 cross-core wait handing the turn on. A mix run counts only where cross-core
+flags order every pair of GM accesses of two cores to the same bytes (one a write): an AIV reading the workspace
+with no wait for its AIC's flag sends the launch to the reference, as do flags in modes 0 and 1. Each case says
+which executor must have run (``lockstep_harness.compare``), so that a silent fall back cannot make it pass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fusekit import asc
+from fusekit.asc import launch
+from fusekit.gen import catalogue as cat
+from fusekit.pyasc.shim import config
+
+from lockstep_harness import compare
+
+MIX = config.KernelType.MIX_AIC_1_2
+
+
+def _rand(shape, dtype, seed):
+    values = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    if dtype == "bfloat16":
+        from ml_dtypes import bfloat16
+        return values.astype(bfloat16)
+    return values.astype(dtype)
+
+
+# (op, dtype, arrays, attrs): AIC_ONLY with the columns split over AICs (small M), row tails, K tails, batches, and mix
+# kernels whose AIV epilogue reads the AIC's bands (the odd and even AIVs split there)
+CASES = [
+    ("matmul_bias", "float16", lambda d: (_rand((40, 96), d, 1), _rand((96, 300), d, 2), _rand((300,), d, 3)), {}),
+    ("matmul_bias", "float32", lambda d: (_rand((128, 72), d, 1), _rand((72, 160), d, 2), _rand((160,), d, 3)), {}),
+    ("matmul_bias", "bfloat16", lambda d: (_rand((2, 48, 64), d, 1), _rand((64, 64), d, 2), _rand((64,), d, 3)), {}),
+    ("matmul_bias_gelu", "float16", lambda d: (_rand((96, 64), d, 1), _rand((64, 160), d, 2), _rand((160,), d, 3)), {}),
+    ("matmul_bias_gelu_erf", "float32", lambda d: (_rand((33, 40), d, 1), _rand((40, 48), d, 2), _rand((48,), d, 3)),
+     {}),
+    ("matmul_swiglu", "float16", lambda d: (_rand((64, 64), d, 1), _rand((64, 96), d, 2), _rand((64, 96), d, 3)), {}),
+    ("attention_score", "float16", lambda d: (_rand((2, 64, 32), d, 1), _rand((2, 64, 32), d, 2),
+                                               _rand((64, 64), d, 3)), {"scale": 0.125}),
+]
+
+
+@pytest.mark.parametrize("name, dtype, make, attrs", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_catalogue_cube_ops(name, dtype, make, attrs):
+    op = cat.get(name)
+    compare(lambda: list(make(dtype)), lambda *arrays: op.run(*arrays, **attrs), lockstep=True)
+
+
+def test_per_channel_quant_matmul_in_fixpipe():
+    x = np.random.default_rng(1).integers(-128, 128, (48, 64)).astype(np.int8)
+    w = np.random.default_rng(2).integers(-128, 128, (96, 64)).astype(np.int8)
+    scale = np.random.default_rng(3).uniform(1e-4, 2e-3, 96).astype(np.float32)
+    op = cat.get("quant_matmul_dequant")
+    compare(lambda: [x, w, scale], lambda *arrays: op.run(*arrays), lockstep=True)
+
+
+M = N = K = 32  # one tile per AI Core; each AIV takes 16 rows
+
+
+@asc.jit(kernel_type=MIX)
+def _tile_then_scale(a: asc.GlobalAddress, bt: asc.GlobalAddress, work: asc.GlobalAddress, y: asc.GlobalAddress,
+                     WAIT: asc.ConstExpr[bool], MODE: asc.ConstExpr[int]):
+    if asc.ascend_is_aic():
+        block = asc.get_block_idx()
+        ag, bg, wg = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
+        ag.set_global_buffer(a + block * M * K)
+        bg.set_global_buffer(bt)
+        wg.set_global_buffer(work + block * M * N)
+        a1 = asc.LocalTensor(asc.float16, asc.TPosition.A1, 0, M * K)
+        b1 = asc.LocalTensor(asc.float16, asc.TPosition.B1, 4096, N * K)
+        a2 = asc.LocalTensor(asc.float16, asc.TPosition.A2, 0, M * K)
+        b2 = asc.LocalTensor(asc.float16, asc.TPosition.B2, 0, N * K)
+        c = asc.LocalTensor(asc.float32, asc.TPosition.CO1, 0, M * N)
+        asc.data_copy(a1, ag, asc.Nd2NzParams(1, M, K, 0, K, M, 1, 0))
+        asc.data_copy(b1, bg, asc.Nd2NzParams(1, N, K, 0, K, N, 1, 0))
+        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+        for m1 in range(M // 16):
+            asc.load_data(a2[m1 * K * 16:], a1[m1 * 256:], asc.LoadData2DParams(0, K // 16, M // 16, 0, 0, False, 0))
+        asc.load_data(b2, b1, asc.LoadData2DParams(0, K * N // 256, 1, 0, 0, False, 0))
+        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+        asc.mmad(c, a2, b2, asc.MmadParams(M, N, K, 0, False, True))
+        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
+        asc.fixpipe(wg, c, asc.FixpipeParamsV220(N, M, M, N, asc.QuantModes.NoQuant))
+        asc.cross_core_set_flag(0, MODE, asc.PipeID.PIPE_FIX)
+    if asc.ascend_is_aiv():
+        core = asc.get_block_idx()
+        rows = M // 2
+        start = (core // 2) * M * N + (core % 2) * rows * N
+        wg, yg = asc.GlobalTensor(), asc.GlobalTensor()
+        wg.set_global_buffer(work + start)
+        yg.set_global_buffer(y + start)
+        t = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, rows * N)
+        if WAIT:
+            asc.cross_core_wait_flag(0, MODE, asc.PipeID.PIPE_MTE2)
+        asc.data_copy(t, wg, rows * N)
+        asc.set_flag(asc.HardEvent.MTE2_V, 0)
+        asc.wait_flag(asc.HardEvent.MTE2_V, 0)
+        asc.muls(t, t, 0.5, rows * N)
+        asc.set_flag(asc.HardEvent.V_MTE3, 0)
+        asc.wait_flag(asc.HardEvent.V_MTE3, 0)
+        asc.data_copy(yg, t, rows * N)
+
+
+def _mix_inputs(blocks: int, wait: bool, mode: int = 2):
+    def make():
+        rng = np.random.default_rng(4)
+        a = rng.standard_normal((blocks * M, K)).astype(np.float16)
+        bt = rng.standard_normal((N, K)).astype(np.float16)
+        return [a, bt, np.zeros((blocks * M, N), np.float32), np.zeros((blocks * M, N), np.float32), wait, mode]
+    return make
+
+
+def _mix(blocks):
+    return lambda *args: launch(_tile_then_scale, blocks, tuple(args))
+
+
+def test_a_mix_kernel_whose_flags_order_the_workspace_runs_in_lockstep():
+    got = compare(_mix_inputs(3, wait=True), _mix(3), lockstep=True)
+    assert got.trace.kinds == ("AIV",) * 6 + ("AIC",) * 3
+
+
+def test_an_aiv_reading_the_workspace_without_a_wait_falls_back():
+    # racy on the NPU: which of the AIC's Fixpipe and the AIV's DataCopy runs first decides y; the reference's order
+    # is kept, and the reason names the bytes and the two cores
+    got = compare(_mix_inputs(2, wait=False), _mix(2), lockstep=False)
+    assert "no cross-core flag between them" in got.trace.fallback and "aic(" in got.trace.fallback
+
+
+def test_flags_in_mode_0_fall_back():
+    # mode 0 synchronises every core of a kind: a wait of it is released by cores whose knowledge no group tracks
+    @asc.jit(kernel_type=config.KernelType.AIV_ONLY)
+    def all_aivs(x: asc.GlobalAddress):
+        asc.cross_core_set_flag(1, 0, asc.PipeID.PIPE_MTE3)
+        asc.cross_core_wait_flag(1, 0, asc.PipeID.PIPE_S)
+
+    got = compare(lambda: [np.zeros(8, np.float32)], lambda x: launch(all_aivs, 4, (x,)), lockstep=False)
+    assert got.trace.fallback == "cross-core flags in mode 0"
