@@ -140,3 +140,18 @@ def test_flags_in_mode_0_fall_back():
 
     got = compare(lambda: [np.zeros(8, np.float32)], lambda x: launch(all_aivs, 4, (x,)), lockstep=False)
     assert got.trace.fallback == "cross-core flags in mode 0"
+
+
+def test_the_overlap_search_finds_every_pair_with_a_write():
+    # crossing._pairs against a brute-force search over random byte ranges
+    from fusekit.asc.lockstep.crossing import _pairs
+
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        rs = np.sort(rng.integers(0, 60, 30))
+        re = rs + rng.integers(1, 12, 30)
+        ws = np.sort(rng.integers(0, 60, 10))
+        we = ws + rng.integers(1, 12, 10)
+        w, r = _pairs(ws, we, rs, re)
+        want = {(x, y) for x in range(10) for y in range(30) if ws[x] < re[y] and rs[y] < we[x]}
+        assert sorted(zip(w.tolist(), r.tolist())) == sorted(want)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..basic.lanes import merged_ranges
 from ..datamove import as_issued
+from ..lockstep.values import LaneInt
 from ..tensor import GlobalTensor, LocalTensor, check_ub_aligned
 
 
@@ -50,7 +51,12 @@ def accesses(tensor, offsets: np.ndarray) -> tuple:
         return ()
     size = tensor.dtype.sizeof()
     base = tensor.addr if isinstance(tensor, LocalTensor) else tensor.offset * size
-    return tuple(tensor.access(base + a, base + z) for a, z in _runs(offsets, size))
+    runs = _runs(offsets, size)
+    if isinstance(base, LaneInt):  # a lockstep group's GM offsets: byte offsets, plain ints per core, as the reference's
+        lanes = base.v
+        return tuple(tensor.access(LaneInt(tuple(v + a for v in lanes)), LaneInt(tuple(v + z for v in lanes)))
+                     for a, z in runs)
+    return tuple(tensor.access(base + a, base + z) for a, z in runs)
 
 
 _RUNS: dict[int, tuple] = {}  # id of a cached (read-only) offsets array -> (the array, its size, its byte runs)

@@ -11,7 +11,6 @@ instructions run in program order in either executor.
 
 from __future__ import annotations
 
-import bisect
 from collections import defaultdict
 
 import numpy as np
@@ -94,19 +93,36 @@ def crossing(groups) -> str | None:
     return None
 
 
-MAX_PAIRS = 1 << 27  # writes x accesses of one buffer checked at most (beyond: the reference runs the launch)
+def _knowledge(groups) -> tuple[np.ndarray, np.ndarray]:
+    """The groups' cores' vector clocks as arrays: ``starts[core, r]``, the instruction from which on the core knew
+    ``known[core, r, other]`` (the other's instructions done, by position; -1 nothing); row 0 is before its first
+    wait; unused rows start after every instruction."""
+    members = [c for ms, _, _ in groups for c in ms]
+    clocks = {c: cl for ms, _, lane_clocks in groups for c, cl in zip(ms, lane_clocks)}
+    width, depth = max(members) + 1, 1 + max(len(cl) for cl in clocks.values())
+    starts = np.full((width, depth), np.iinfo(np.int64).max, np.int64)
+    known = np.full((width, depth, width), -1, np.int64)
+    for core, cl in clocks.items():
+        starts[core, 0] = -1
+        for r, (start, seen) in enumerate(cl, 1):
+            starts[core, r] = start
+            for other, count in seen.items():
+                known[core, r, other] = count
+    return starts, known
 
 
-def _known(clocks: list, index: int) -> dict:
-    """What a core knew of the others when it issued instruction ``index`` (its vector clocks, ``GroupCore.clocks``:
-    (from which of its instructions on, {core: instructions of that core done}))."""
-    at = bisect.bisect_right([start for start, _ in clocks], index) - 1
-    return clocks[at][1] if at >= 0 else {}
+def _pairs(ws, we, rs, re) -> tuple[np.ndarray, np.ndarray]:
+    """Every (write, access) pair of overlapping byte ranges, as index arrays: writes ``[ws, we)`` and accesses
+    ``[rs, re)``, each sorted by start. An access starting inside a write, then a write starting inside an access
+    (strictly after it starts): each overlapping pair once."""
+    def ranges(lo, hi):  # for each i, the indices lo[i] .. hi[i] - 1
+        count = np.maximum(hi - lo, 0)
+        owner = np.repeat(np.arange(count.size), count)
+        return owner, lo[owner] + np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
 
-
-def _ordered(clocks: dict, a: int, i: int, b: int, j: int) -> bool:
-    """Whether cross-core flags order core a's instruction i and core b's j, one way or the other."""
-    return _known(clocks[b], j).get(a, -1) > i or _known(clocks[a], i).get(b, -1) > j
+    w1, r1 = ranges(np.searchsorted(rs, ws, "left"), np.searchsorted(rs, we, "left"))
+    r2, w2 = ranges(np.searchsorted(ws, rs, "right"), np.searchsorted(ws, re, "left"))
+    return np.concatenate([w1, w2]), np.concatenate([r1, r2])
 
 
 def ordered(groups, places) -> str | None:
@@ -114,32 +130,52 @@ def ordered(groups, places) -> str | None:
     another core reads or writes it with no flag ordering the two (:func:`crossing`'s rule, less the pairs a flag
     orders: those run in the same order in either executor, so they compute the same), or None.
 
-    ``groups``: (members, templates, clocks per member) of each group; ``places``: the launch's (for the labels).
+    A pair (core a's instruction i, core b's j) is ordered when b knew a's first i + 1 instructions done by j, or a
+    knew b's by i (their vector clocks, ``GroupCore.note_wait``). ``groups``: (members, templates, clocks per member)
+    of each group; ``places``: the launch's (for the labels).
     """
-    clocks: dict = {}
-    table: dict = defaultdict(list)  # buffer -> rows (start, stop, core, instruction, written)
-    for members, templates, lane_clocks in groups:
+    written = {a.buffer for _, templates, _ in groups for t in templates if t.op in DMA for a in t.writes
+               if a.mem.is_global}
+    table: dict = defaultdict(lambda: ([], [], [], [], []))  # written buffer -> starts, stops, cores, instrs, writes
+    for members, templates, _ in groups:
         m = len(members)
-        clocks.update(zip(members, lane_clocks))
         for index, t in enumerate(templates):
             if t.op not in DMA:
                 continue
-            for written, accesses in ((0, t.reads), (1, t.writes)):
+            for write, accesses in ((False, t.reads), (True, t.writes)):
                 for a in accesses:
-                    if a.mem.is_global:
-                        table[a.buffer] += [(s, e, c, index, written)
-                                            for c, s, e in zip(members, _lanes(a.start, m), _lanes(a.stop, m)) if s < e]
+                    if a.buffer in written and a.mem.is_global:
+                        starts, stops, cores, instrs, writes = table[a.buffer]
+                        starts.extend(_lanes(a.start, m))
+                        stops.extend(_lanes(a.stop, m))
+                        cores.extend(members)
+                        instrs.extend((index,) * m)
+                        writes.extend((write,) * m)
+    if not table:
+        return None
+    starts, known = _knowledge(groups)
     label = lambda c: f"{places[c].kind.msprof_prefix}({places[c].block})"  # noqa: E731
-    for buffer, rows in table.items():
-        rows_ = np.asarray(rows, np.int64)
-        writes = rows_[rows_[:, 4] == 1]
-        if writes.size and len(writes) * len(rows_) > MAX_PAIRS:
-            return f"GM {buffer}: {len(writes)} writes against {len(rows_)} accesses, too many to check for order"
-        for s, e, c, i, _ in writes:
-            near = np.flatnonzero((rows_[:, 0] < e) & (rows_[:, 1] > s) & (rows_[:, 2] != c))
-            for k in near:
-                s2, e2, c2, j, w2 = rows_[k]
-                if not _ordered(clocks, int(c), int(i), int(c2), int(j)):
-                    return (f"GM {buffer} bytes [{max(s, s2)}, {min(e, e2)}) are written by {label(c)} and "
-                            f"{'written' if w2 else 'read'} by {label(c2)} with no cross-core flag between them")
+    for buffer, columns in table.items():
+        s, e, c, i, w = (np.asarray(x) for x in columns)
+        keep = s < e
+        s, e, c, i, w = s[keep], e[keep], c[keep], i[keep], w[keep]
+        order = np.argsort(s, kind="stable")
+        s, e, c, i, w = s[order], e[order], c[order], i[order], w[order]
+        wi = np.flatnonzero(w)
+        a, b = _pairs(s[wi], e[wi], s, e)
+        a = wi[a]
+        other = c[a] != c[b]
+        a, b = a[other], b[other]
+        if not a.size:
+            continue
+        # what b knew of a's instructions when it issued j, and a of b's when it issued i
+        row_b = (starts[c[b]] <= i[b][:, None]).sum(axis=1) - 1
+        row_a = (starts[c[a]] <= i[a][:, None]).sum(axis=1) - 1
+        b_knows = known[c[b], row_b, c[a]] > i[a]
+        a_knows = known[c[a], row_a, c[b]] > i[b]
+        bad = np.flatnonzero(~(b_knows | a_knows))
+        if bad.size:
+            x, y = a[bad[0]], b[bad[0]]
+            return (f"GM {buffer} bytes [{max(s[x], s[y])}, {min(e[x], e[y])}) are written by {label(c[x])} and "
+                    f"{'written' if w[y] else 'read'} by {label(c[y])} with no cross-core flag between them")
     return None

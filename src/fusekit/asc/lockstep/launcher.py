@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import gc
 import os
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable
 
@@ -126,7 +127,8 @@ def run(kernel: KernelFunction, core_num: int, places: list, bound: dict, gm: di
         ``trace``, filled, with the outputs copied back; or :class:`Refused`, with GM as the run left it (the caller
         reloads it from the arguments).
     """
-    work = _starting_groups(places, soc)
+    key = _partition_key(kernel, places, bound, soc)
+    work = list(_PARTITIONS.get(key) or _starting_groups(places, soc))
     together = _refers_to(kernel.fn, CROSS_CORE_FLAGS)
     collector_was_on = gc.isenabled()
     gc.disable()  # the groups only add to the templates (as the reference launch, which pauses the collector too)
@@ -153,6 +155,7 @@ def run(kernel: KernelFunction, core_num: int, places: list, bound: dict, gm: di
         clash = crossing([(g.members, g.templates) for g in ran])
         if clash is not None:
             return Refused(f"{clash}: the reference executor's block order decides what the kernel computes")
+    _remember(key, [g.members for g in ran])
     _fill(trace, len(places), ran)
     # progress once per core only now: a reference rerun after a refusal calls it for the cores it runs, and stops at
     # the first faulting core in block order, so no call made here may be one the reference would not make
@@ -237,6 +240,25 @@ def _run_together(kernel: KernelFunction, work: list, places: list, core_num: in
                 group.release()
         return [_Ran(g.members, g.instrs, g.lane_overflows, [corestate.snapshot(g) for _ in g.members], g.clocks)
                 for _, g in sorted(made.items())]
+
+
+# the groups each launch ended with, by kernel, cores, SoC and scalar arguments: the next launch alike starts from
+# them, without the divergences (and, with cross-core flags, the restarts) that found them. Any partition into groups
+# of one kind is a correct start (a group that still diverges splits), so a key that is too coarse costs only time
+_PARTITIONS: "OrderedDict[tuple, tuple]" = OrderedDict()
+PARTITIONS_KEPT = 256
+
+
+def _partition_key(kernel: KernelFunction, places: list, bound: dict, soc) -> tuple:
+    scalars = repr(sorted((name, value) for name, value in bound.items() if not isinstance(value, GlobalAddress)))
+    return kernel.fn, len(places), soc.name, scalars
+
+
+def _remember(key: tuple, groups: list) -> None:
+    _PARTITIONS[key] = tuple(groups)
+    _PARTITIONS.move_to_end(key)
+    while len(_PARTITIONS) > PARTITIONS_KEPT:
+        _PARTITIONS.popitem(last=False)
 
 
 def _starting_groups(places: list, soc) -> list[tuple[int, ...]]:
