@@ -82,3 +82,33 @@ def test_conformance_over_a_folder_of_examples(tmp_path):
         "sys.exit(0 if np.array_equal(y, np.arange(8192, dtype=np.float32) * 3) else 1)\n")
     done = fusekit("conformance", str(tmp_path / "examples"))
     assert done.returncode == 0 and "scale/scale.asc" in done.stdout and "1 passed of 1" in done.stdout, done.stdout
+
+
+def test_a_scenario_for_ascend_950_only_is_not_simulated(tmp_path):
+    # asc-devkit's READMEs mark such scenarios in their headings or in the option table (element_wise_logic,
+    # select, compare, data_copy_gm2l1): the row says so instead of failing on the dav-2201 build, where the
+    # scenario's code is #if'd out and the output is never written
+    from fusekit.cpp import conformance
+
+    example = tmp_path / "logic"
+    example.mkdir()
+    (example / "logic.asc").write_text("// SCENARIO_NUM == 1, SCENARIO_NUM == 2, SCENARIO_NUM == 3\n")
+    (example / "README.md").write_text(
+        "| Atlas A2 训练系列产品 | dav-2201 |\n\n**场景1：And按位与运算**\n\n"
+        "**场景2：Ors矢量与标量或操作（标量在前）** ----此场景仅在 Ascend 950PR/Ascend 950DT产品支持**\n\n"
+        "  | `SCENARIO_NUM` | 1-3 | 场景编号，场景3仅支持dav-3510架构 |\n")
+    readme = (example / "README.md").read_text()
+    assert [n for n in (1, 2, 3) if conformance._only_on_950(readme, n)] == [2, 3]
+    rows = [conformance.run_example(e) for e in conformance.find_examples(tmp_path) if e.scenario in (2, 3)]
+    assert [(r.verdict, "runs on Ascend 950PR/950DT (dav-3510) only" in r.reason) for r in rows] == \
+        [("not simulated", True)] * 2
+
+
+def test_a_sanitizer_finding_that_cites_a_page_is_a_sample_defect(tmp_path):
+    # the compare sample's GetCmpMask into 32 B: the row names the rule and its page ("defect", not "failed")
+    from fusekit.cpp import conformance
+
+    (tmp_path / "cmp").mkdir()
+    shutil.copy(SOURCES / "cmpmask_program.asc", tmp_path / "cmp" / "cmp.asc")
+    [row] = map(conformance.run_example, conformance.find_examples(tmp_path))
+    assert row.verdict == "defect" and "GetCmpMask" in row.reason and "128" in row.reason, row

@@ -289,3 +289,28 @@ def test_a_null_input_is_refused_only_where_a_call_uses_it(tmp_path):
     with pytest.raises(KernelError) as caught:
         kernel[1](x, None, 1)
     assert caught.value.op == "DataCopy" and caught.value.line == 8 and "given nullptr" in str(caught.value)
+
+
+def test_the_std_subset_ascend_c_documents(tmp_path):
+    # AscendC::Std (Utils-API/CPP标准库): the type traits at compile time, abs / sqrt / max / min and tuple in a
+    # kernel's scalar code, the results written to GM; expected values from the pages (sqrt of an int64_t truncates)
+    source = tmp_path / "k.cpp"
+    source.write_text('''#include "kernel_operator.h"
+static_assert(AscendC::Std::is_integral<const int>::value && !AscendC::Std::is_integral<float>::value);
+static_assert(AscendC::Std::is_same_v<AscendC::Std::remove_cv_t<const volatile int>, int>);
+static_assert(AscendC::Std::is_floating_point<double>::value && AscendC::Std::is_void<const void>::value);
+__global__ __aicore__ void k(GM_ADDR y) {
+    AscendC::GlobalTensor<int64_t> yGm;
+    yGm.SetGlobalBuffer((__gm__ int64_t*)y, 8);
+    auto t = AscendC::Std::make_tuple(int64_t(-7), int64_t(10));
+    yGm.SetValue(0, AscendC::Std::abs(AscendC::Std::get<0>(t)));
+    yGm.SetValue(1, AscendC::Std::sqrt(AscendC::Std::get<1>(t)));
+    yGm.SetValue(2, AscendC::Std::max(int64_t(3), int64_t(9)));
+    yGm.SetValue(3, AscendC::Std::min(int64_t(3), int64_t(9)));
+    yGm.SetValue(4, int64_t(AscendC::Std::sqrt(2.25f) * 100));
+    AscendC::DataCacheCleanAndInvalid<int64_t, AscendC::CacheLine::ENTIRE_DATA_CACHE>(yGm);
+}
+''')
+    y = np.zeros(8, np.int64)
+    load(source).k[1](y)
+    assert y[:5].tolist() == [7, 3, 9, 3, 150]

@@ -9,8 +9,9 @@ scenario option, ``-scenarioNum=N`` or however their argparse spells it).
 
 Each row's verdict: ``passed`` (the example's own verify script passed, the sanitizer found nothing), ``ran``
 (it ran clean but has no verify script to judge its output),
-``failed`` (verify failed, or the sanitizer found something: fusekit or the sample is wrong, the reason says
-which rule), ``defect`` (the run stopped on a KernelError: a documented rule the sample breaks), ``not
+``failed`` (verify failed, or the sanitizer found something no page states as a rule: fusekit or the sample is
+wrong), ``defect`` (a documented rule the sample breaks: the run stopped on a KernelError, or the sanitizer's first
+finding cites its page, e.g. GetCmpMask into a 32 B tensor, "dst的空间大小不能少于128字节"), ``not
 simulated`` (the compile stopped on an API fusekit does not simulate, named) or ``not run`` (the example's
 scripts could not run here).
 """
@@ -105,6 +106,9 @@ def _run_in(example: Example, sanitize: bool, soc: str | None, timeout: float, s
     readme = _readme(example.folder)
     if "dav-2201" not in readme and "dav-3510" in readme:
         return Row(example, "not simulated", "an Ascend 950 (dav-3510) example: fusekit simulates dav-2201 and dav-2002")
+    if example.scenario is not None and _only_on_950(readme, example.scenario):
+        return Row(example, "not simulated", f"scenario {example.scenario} runs on Ascend 950PR/950DT (dav-3510) only, "
+                                             "as its README says; fusekit simulates dav-2201 and dav-2002")
     defines = {"SCENARIO_NUM": str(example.scenario)} if example.scenario is not None else {}
     defines.update(_cmake_defines(example.folder))
     folder = scratch / example.folder.name
@@ -134,7 +138,8 @@ def _run_in(example: Example, sanitize: bool, soc: str | None, timeout: float, s
     if findings:
         first = findings[0]
         where = f" at {Path(first.locations[0]).name}" if first.locations else ""
-        return Row(example, "failed", f"sanitizer, {len(findings)} finding(s): {first.kind}{where}: "
+        verdict = "defect" if ".md" in first.message else "failed"  # a page's rule, or fusekit's own reasoning
+        return Row(example, verdict, f"sanitizer, {len(findings)} finding(s): {first.kind}{where}: "
                                       f"{_first_line(first.message)}")
     if not (folder / "scripts" / "verify_result.py").is_file():
         return Row(example, "ran", f"{len(result.launches)} launch(es), sanitizer clean; no verify script")
@@ -143,6 +148,20 @@ def _run_in(example: Example, sanitize: bool, soc: str | None, timeout: float, s
     if done.returncode != 0:
         return Row(example, "failed", f"verify_result.py: {_last_line(done)}")
     return Row(example, "passed", f"{len(result.launches)} launch(es), verified by its own script")
+
+
+_SCENARIO_HEADING = re.compile(r"^\*\*(?:场景|Scenario\s*)(\d+)\s*[:：]?(.*)$", re.M)
+_ONLY_950 = re.compile(r"仅(?:在|支持)?\s*Ascend 950|only (?:on|supported on|for) Ascend 950", re.I)
+_ONLY_3510 = re.compile(r"场景([\d和、,，\s]+)仅支持\s*dav-3510")
+
+
+def _only_on_950(readme: str, scenario: int) -> bool:
+    """Whether the README says scenario ``scenario`` runs on Ascend 950 only: its heading line (``**场景3：... ----此
+    场景仅在 Ascend 950PR/Ascend 950DT产品支持**``) or an option table's note (``场景2和场景3仅支持 dav-3510``)."""
+    for number, rest in _SCENARIO_HEADING.findall(readme):
+        if int(number) == scenario and _ONLY_950.search(rest):
+            return True
+    return any(str(scenario) in re.findall(r"\d+", listed) for listed in _ONLY_3510.findall(readme))
 
 
 def _readme(folder: Path) -> str:

@@ -115,7 +115,24 @@ def test_rules():
     with pytest.raises(asc.KernelError, match="does not support int8"):
         run(lambda d, s, _: asc.gather_mask(d, s, 1, False, 0, asc.GatherMaskParams()), np.zeros(256, np.int8),
             np.zeros(256, np.int8))
-    with pytest.raises(asc.KernelError, match="<= 128"):
-        run(lambda d, s, _: asc.gather_mask(d, s, 1, True, 129, asc.GatherMaskParams()), z, z)
     with pytest.raises(asc.KernelError, match="no gather_mask"):
         run(lambda d, s, _: asc.get_gather_mask_remain_count(), z, z)
+
+
+def test_counter_mode_takes_more_than_one_repeat_of_elements_per_repeat():
+    """配置方式一 with mask over 256 B: the page's own example (mask 70 of uint32 per repeat, repeatTimes 2,
+    src0RepeatStride 4 blocks, so the repeats' elements overlap; user pattern 0x7E7C00A5 words, src1RepeatStride 0),
+    as asc-devkit's gather sample (scenario 2) computes its golden data."""
+    src = np.random.default_rng(5).integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+    pattern = np.full(32, 0x7E7C00A5, np.uint32)
+    dst = np.zeros(256, np.uint32)
+    got = []
+
+    def body(d, s, p):
+        got.append(asc.gather_mask(d, s, p, True, 70, asc.GatherMaskParams(1, 2, 4, 0)))
+
+    out, _ = run(body, dst, src, pattern)
+    bits = np.unpackbits(pattern.view(np.uint8), bitorder="little").astype(bool)[:70]
+    kept = _model(src, 70, 2, [np.ones(70, bool)] * 2, [bits] * 2, 1, 4)
+    assert int(got[0]) == kept.size
+    np.testing.assert_array_equal(out[:kept.size], kept)

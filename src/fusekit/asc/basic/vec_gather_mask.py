@@ -94,8 +94,9 @@ def _pattern_bits(pattern: LocalTensor, repeats: int, lanes: int, src1_rep: int)
     """bool[repeats, lanes] from a user pattern tensor (LSB first, repeat r at r * src1_rep blocks)."""
     raw = pattern.core.ub[pattern.addr:pattern.addr + pattern.length * pattern.dtype.sizeof()]
     starts = np.arange(repeats) * src1_rep * BLOCK
-    rows = raw[starts[:, None] + np.arange(lanes // 8)[None, :]] if repeats else np.zeros((0, lanes // 8), np.uint8)
-    return np.unpackbits(rows, axis=1, bitorder="little").astype(bool)
+    width = -(-lanes // 8)
+    rows = raw[starts[:, None] + np.arange(width)[None, :]] if repeats else np.zeros((0, width), np.uint8)
+    return np.unpackbits(rows, axis=1, bitorder="little")[:, :lanes].astype(bool)
 
 
 @export
@@ -152,29 +153,29 @@ def gather_mask(dst=MISSING, src0=MISSING, src1_pattern=MISSING, reduce_mode=MIS
             raise core.error(op, "in Counter mode (reduce_mode=True) mask must be in [1, 2**32 - 1] (GatherMask.md)")
         if core.soc.arch == "2002":  # 配置方式二: mask elements in all
             it = Iteration("split", lanes, -(-int(mask) // lanes), count=int(mask), strides=strides)
-        else:  # 配置方式一: mask elements in each repeat
-            if mask > lanes:
-                raise core.error(op, f"on {core.soc.name} Counter mode processes mask elements in each repeat, so mask "
-                                     f"must be <= {lanes} for {dst.dtype.name}, got {mask} (GatherMask.md 配置方式一)")
-            it = Iteration("split", lanes, p["repeat_times"], bits=np.arange(lanes) < mask, strides=strides)
+        else:  # 配置方式一: mask elements in each repeat, more than 256 B of them too (the page's own example and the
+            # gather sample's scenario 2: mask 70 of uint32, src0RepeatStride 4, the repeats' elements overlapping)
+            width = max(lanes, int(mask))
+            it = Iteration("split", width, p["repeat_times"], bits=np.arange(width) < mask, strides=strides)
     else:
         it = Iteration("split", lanes, p["repeat_times"], bits=np.ones(lanes, bool), strides=strides)
     s = lanes_of(core, op, src0, it, "src0")
     src1_rep = p["src1_repeat_stride"]
     reads = list(s.accesses(src0))
+    per_repeat = -(-it.lanes // 8)  # pattern bytes one repeat reads
     if user:
-        need = (it.repeats - 1) * src1_rep * BLOCK + lanes // 8 if it.repeats else 0
+        need = (it.repeats - 1) * src1_rep * BLOCK + per_repeat if it.repeats else 0
         nbytes = src1_pattern.length * src1_pattern.dtype.sizeof()
         if need > nbytes:
             raise core.error(op, f"the pattern {src1_pattern.name} ({nbytes} B) is read up to byte {need}: {it.repeats} "
-                             f"repeats of {lanes // 8} B, {src1_rep} blocks apart", kind="out-of-bounds",
+                             f"repeats of {per_repeat} B, {src1_rep} blocks apart", kind="out-of-bounds",
                              **src1_pattern.describe(-(-need // src1_pattern.dtype.sizeof())))
-        byte_idx = (np.arange(it.repeats)[:, None] * src1_rep * BLOCK + np.arange(lanes // 8)[None, :]).ravel()
+        byte_idx = (np.arange(it.repeats)[:, None] * src1_rep * BLOCK + np.arange(per_repeat)[None, :]).ravel()
         p_ranges = merged_ranges(byte_idx, 1, src1_pattern.addr)
         reads += [src1_pattern.access(a, b) for a, b in p_ranges]
-        bits = _pattern_bits(src1_pattern, it.repeats, lanes, src1_rep)
+        bits = _pattern_bits(src1_pattern, it.repeats, it.lanes, src1_rep)
     else:
-        bits = np.broadcast_to(_builtin_bits(int(src1_pattern), lanes), (it.repeats, lanes))
+        bits = np.broadcast_to(np.resize(_builtin_bits(int(src1_pattern), lanes), it.lanes), (it.repeats, it.lanes))
     keep = it.active() & bits
     n = int(keep.sum())
     d0, d1 = dst.span(core, op, n, hint="dst receives every kept element, packed")
@@ -185,11 +186,11 @@ def gather_mask(dst=MISSING, src0=MISSING, src1_pattern=MISSING, reduce_mode=MIS
                              tensor=dst.name, kind="partial-overlap")
     write(core, mode=MaskMode.NORMAL, high=0, low=int(mask))  # GatherMaskImpl: set_vector_mask(0, mask), SetMaskNorm
     core.gather_mask_remain = n
-    grid, pattern, builtin = s.grid, src1_pattern, (None if user else bits)
+    grid, pattern, builtin, width = s.grid, src1_pattern, (None if user else bits), it.lanes
 
     # a closure, not an Effect: which lanes it keeps, and so where each lands, depends on the pattern's bits in UB
     def effect():
-        now = builtin if builtin is not None else _pattern_bits(pattern, it.repeats, lanes, src1_rep)
+        now = builtin if builtin is not None else _pattern_bits(pattern, it.repeats, width, src1_rep)
         picked = grid[it.active() & now] if grid is not None else np.zeros(0, np.int64)
         values = src0.array(src0.length)[picked]  # gathered before the store: dst may be src0
         dst.array(values.size)[:] = values

@@ -10,6 +10,7 @@
 #include "fusekit/bridge.h"
 #include "fusekit/half.h"
 #include "fusekit/generated.h"
+#include "fusekit/std.h"
 
 // Function and address-space qualifiers of the Ascend C dialect: nothing to a host compiler.
 #ifndef __global__  // fusekit's compile defines it as a marker its glue finds the kernels by
@@ -344,6 +345,38 @@ struct Format {
 };
 template <class... A> inline void printf(Format format, A... args) { printf_at(format.site, format.text, args...); }
 template <class... A> inline void PRINTF(Format format, A... args) { printf_at(format.site, format.text, args...); }
+
+// DataCacheCleanAndInvalid<T, entireType[, dcciDst]>(dst) (DataCacheCleanAndInvalid.md): the options are template
+// arguments in C++, arguments in pyasc
+template <typename T, CacheLine entireType, DcciDst... dcciDst>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<T>& dst, Site s = {}) {
+    fusekit::send("DataCacheCleanAndInvalid", 0, s, entireType, dst, dcciDst...);
+}
+
+// GatherMask (GatherMask.md): the parameters by struct (often braced, which a forwarding template cannot deduce), and
+// rsvdCnt, the count of elements kept, written back; the mode template argument (reserved) is taken and ignored
+struct GatherMaskParams {
+    uint8_t src0BlockStride = 1;
+    uint16_t repeatTimes = 1, src0RepeatStride = 0;
+    uint8_t src1RepeatStride = 0;
+    fusekit::Arg fusekit_fields(fusekit::Call& c) const {
+        return c.fields("GatherMaskParams", src0BlockStride, repeatTimes, src0RepeatStride, src1RepeatStride);
+    }
+};
+template <typename T, typename U, auto... Mode>
+inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<U>& src1Pattern,
+                       const bool reduceMode, const uint32_t mask, const GatherMaskParams& params, uint64_t& rsvdCnt,
+                       Site s = {}) {
+    rsvdCnt = fusekit::value_of<uint64_t>(fusekit::send("GatherMask", 0, s, dst, src0, src1Pattern, reduceMode, mask,
+                                                        params));
+}
+template <typename T, auto... Mode>
+inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const uint8_t src1Pattern,
+                       const bool reduceMode, const uint32_t mask, const GatherMaskParams& params, uint64_t& rsvdCnt,
+                       Site s = {}) {
+    rsvdCnt = fusekit::value_of<uint64_t>(fusekit::send("GatherMask", 0, s, dst, src0, src1Pattern, reduceMode, mask,
+                                                        params));
+}
 
 }  // namespace AscendC
 
