@@ -189,7 +189,8 @@ def test_outputs_keep_the_eager_strides_later_views_rely_on():
 
 
 def test_a_group_never_closes_a_cycle():
-    # y -> mm -> z; out = (y + 1) * z: (y + 1) * z cannot join y's group (z depends on it through mm)
+    # y -> mm -> z; out = (y + 1) * z: (y + 1) * z cannot join y's group (z depends on it through mm), and y's group
+    # cannot join the product's (the product's operands are its kernel's GM inputs): two fused groups, no fall back
     w = torch.randn(16, 16)
 
     def fn(x):
@@ -197,9 +198,14 @@ def test_a_group_never_closes_a_cycle():
         z = y @ w
         return (y + 1.0) * z, torch.sigmoid(z) * y
     x = torch.randn(8, 16)
-    compiled = torch.compile(fn, backend=B.Backend(B.Options(progress=False)))
-    for got, want in zip(compiled(x), fn(x)):
-        close(got, want)
+    backend = B.Backend(B.Options(progress=False))
+    compiled = torch.compile(fn, backend=backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "the inference graph runs eagerly" would raise here
+        for got, want in zip(compiled(x), fn(x)):
+            close(got, want)
+    assert sorted(tuple(g.ops) for g in backend.report.groups if g.fused) == [
+        ("exp", "mul.Tensor", "add.Tensor"), ("fusekit_mm", "mul.Tensor", "sigmoid", "mul.Tensor")]
 
 
 def test_repeated_layers_reuse_one_operator():

@@ -471,7 +471,7 @@ def find_groups(graph: torch.fx.Graph) -> "tuple[list[Group], dict]":
                 else:
                     continue
             union = {g} | ({placed} if placed is not None else set())
-            if not _acyclic(node, union, groups, group_of, reach, find):
+            if not _acyclic(node, union, groups, group_of, reach, find) or _computes_operand(node, union, groups, find):
                 continue
             if placed is None:
                 placed = g
@@ -516,6 +516,15 @@ def _acyclic(node, union: set, groups, group_of, reach, find) -> bool:
             if {find(g) for g in reach.get(a, set())} & ids:
                 return False
     return True
+
+
+def _computes_operand(node, union: set, groups, find) -> bool:
+    """Merging ``node`` and the groups ``union`` would compute a matrix product's operand inside the product's own
+    group: its operands are the cube kernel's GM inputs (fusekit.gen.cube), so what makes them stays outside."""
+    merged = {node}
+    for g in union:
+        merged |= groups[find(g)].members
+    return any(a in merged for m in merged if MM.is_call(m) for a in m.all_input_nodes)
 
 
 # -- a group as an expression graph -------------------------------------------------------------------
