@@ -52,7 +52,7 @@ def accesses(tensor, offsets: np.ndarray) -> tuple:
     size = tensor.dtype.sizeof()
     base = tensor.addr if isinstance(tensor, LocalTensor) else tensor.offset * size
     runs = _runs(offsets, size)
-    if isinstance(base, LaneInt):  # a lockstep group's GM offsets: byte offsets, plain ints per core, as the reference's
+    if isinstance(base, LaneInt):  # a lockstep group's GM offsets: plain byte offsets per core, as the reference's
         lanes = base.v
         return tuple(tensor.access(LaneInt(tuple(v + a for v in lanes)), LaneInt(tuple(v + z for v in lanes)))
                      for a, z in runs)

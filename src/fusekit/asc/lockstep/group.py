@@ -23,8 +23,8 @@ its effect only if the lockstep executor knows it to be exact over a leading cor
 
 Anything else raises :class:`~.signals.Unsupported` before its effect changes memory: the scalar unit's data cache
 (GM ``get_value`` / ``set_value``, ``data_cache_clean_and_invalid``), store atomics, cross-core flags in modes 0 and
-1 and ``sync_all`` (their hooks), device output (``printf``, ``dump_tensor``, ``print``: the log), analyses that observe instructions
-(``check_local_memory_ia``, ``LocalTensorAuto``), and every other closure effect.
+1 and ``sync_all`` (their hooks), device output (``printf``, ``dump_tensor``, ``print``: the log), analyses that
+observe instructions (``check_local_memory_ia``, ``LocalTensorAuto``), and every other closure effect.
 """
 
 from __future__ import annotations

@@ -2,17 +2,17 @@
 once per group (issue 20's performance study, design (i) "lockstep SPMD cores").
 
 The launch starts as one group of all its cores of a kind (of at most :data:`GROUP_BYTES` of stacked local memory: a
-launch of more cores starts as several groups of consecutive cores; a mix launch as its AIVs and its AICs). Where the cores of a group part ways (a branch or a
-plain-int conversion on a lane value, a GM layout that is not one strided view: :class:`~.signals.Divergence`), the
-group's GM writes are undone, its records dropped, and it reruns as two groups: the cores that went its first core's
-way, then the others (``core_share``'s ``get_block_idx() == get_block_num() - 1`` splits 48 cores into 47 + 1
-before the first instruction). Groups run one after another; those of a kernel with cross-core flags run together
-under the reference executor's scheduler (``runtime._Scheduler``: one group at a time, a wait hands the turn on until
-its sets have run; only mode 2, between an AIC and its AIVs, whose releasing sets a wait names), and a divergence there
-restarts the launch with the group split, since the other groups have seen its flags. A KernelError, the first faulting core in block order
-and the partial Trace are the reference executor's: the launch reruns there (below). The order groups run in is not
-the block order, but it never shows: a core that could see another's GM writes sends the launch to the reference
-executor.
+launch of more cores starts as several groups of consecutive cores; a mix launch as its AIVs and its AICs). Where
+the cores of a group part ways (a branch or a plain-int conversion on a lane value, a GM layout that is not one
+strided view: :class:`~.signals.Divergence`), the group's GM writes are undone, its records dropped, and it reruns
+as two groups: the cores that went its first core's way, then the others (``core_share``'s ``get_block_idx() ==
+get_block_num() - 1`` splits 48 cores into 47 + 1 before the first instruction). Groups run one after another; those
+of a kernel with cross-core flags run together under the reference executor's scheduler (``runtime._Scheduler``: one
+group at a time, a wait hands the turn on until its sets have run; only mode 2, between an AIC and its AIVs, whose
+releasing sets a wait names), and a divergence there restarts the launch with the group split, since the other
+groups have seen its flags. A KernelError, the first faulting core in block order and the partial Trace are the
+reference executor's: the launch reruns there (below). The order groups run in is not the block order, but it never
+shows: a core that could see another's GM writes sends the launch to the reference executor.
 
 The result is exact or not used. The launch goes to the reference executor (``fusekit.asc.runtime``: one core after
 another in block order), from the original GM contents, when:
