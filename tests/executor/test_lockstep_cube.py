@@ -155,3 +155,22 @@ def test_the_overlap_search_finds_every_pair_with_a_write():
         w, r = _pairs(ws, we, rs, re)
         want = {(x, y) for x in range(10) for y in range(30) if ws[x] < re[y] and rs[y] < we[x]}
         assert sorted(zip(w.tolist(), r.tolist())) == sorted(want)
+
+
+@asc.jit(kernel_type=MIX)
+def _aivs_set_twice(x: asc.GlobalAddress):
+    if asc.ascend_is_aiv():
+        asc.cross_core_set_flag(1, 2, asc.PipeID.PIPE_MTE3)
+        asc.cross_core_set_flag(1, 2, asc.PipeID.PIPE_MTE3)
+    if asc.ascend_is_aic():
+        asc.cross_core_wait_flag(1, 2, asc.PipeID.PIPE_MTE2)
+        asc.cross_core_wait_flag(1, 2, asc.PipeID.PIPE_MTE2)
+
+
+def test_an_aic_wait_takes_the_kth_set_of_each_of_its_aivs():
+    # the AIVs' sets interleave in lockstep and come one AIV after the other on the reference; either way the AIC's
+    # k-th wait is released by the k-th set of each of its AIVs (CrossCoreSetFlag(ISASI).md: the AIC's wait needs
+    # the sets of all its AIVs), so both Traces name the same sets
+    got = compare(lambda: [np.zeros(8, np.float32)], lambda x: launch(_aivs_set_twice, 2, (x,)), lockstep=True)
+    waits = [i.sync.event[2] for i in got.trace.cores[4] if i.op == "cross_core_wait_flag"]
+    assert waits == [((0, 1), (1, 1)), ((0, 2), (1, 2))]  # aic(0)'s AIVs are aiv(0) and aiv(1); set k at instr k

@@ -7,7 +7,7 @@ Rules (asc-devkit ``docs/zh/api/SIMD-API/基础API/同步控制/核间同步/Cro
   core's later instructions until every such core has executed the set.
 - Mode 1 synchronises the AIVs of one logical AI Core (the two of a MIX_AIC_1_2 kernel) the same way.
 - Mode 2 is between an AIC and its AIVs: an AIC's set releases one wait of each of its AIVs; the AIC's wait needs
-  the sets of all its AIVs. It needs a mix launch (an AI Core with both kinds).
+  the sets of all its AIVs (its k-th wait, the k-th set of each, however the AIVs' sets interleave). It needs a mix launch (an AI Core with both kinds).
 
 A set runs on ``pipe`` once that pipe's earlier instructions are done: PIPE_V, PIPE_MTE2 or PIPE_MTE3 on an AIV,
 PIPE_MTE1, PIPE_MTE2, PIPE_M or PIPE_FIX on an AIC ("不支持PIPE_S和PIPE_ALL"). A counter holds at most 15 sets
@@ -131,12 +131,12 @@ def cross_core_wait_flag(flag_id: int, mode_id: int, pipe: PipeID) -> None:
     core.wait_hook(released, None if mode_id == 0 else why)
     mode = chosen[0][0]
     waits[(mode, flag)] += 1
-    for _, key, per, needed in chosen:
+    for _, key, per, needed, _ in chosen:
         flags[("taken",) + key] = max(flags.get(("taken",) + key, 0), needed)  # an AIC's set releases both AIVs
     if mode == 0:  # the wait stops the issue of every later instruction ("阻塞本核后续指令的下发"): PIPE_S
         core.record("cross_core_wait_flag", Pipe.S, sync=Sync(SyncKind.WAIT, p, Pipe.S, ("cross_core", flag)))
         return
-    sets = [flags[key][needed - per:needed] for _, key, per, needed in chosen]
+    sets = [released_by for *_, released_by in chosen]
     core.record("cross_core_wait_flag", Pipe.S, sync=core.per_lane(
         [Sync(SyncKind.WAIT, p, Pipe.S, ("inter_block", ("cross_core", mode, flag), released_by))
          for released_by in sets]))
@@ -144,11 +144,20 @@ def cross_core_wait_flag(flag_id: int, mode_id: int, pipe: PipeID) -> None:
 
 
 def _released(core, place, mode_id: int, flag: int, flags: dict, waits) -> "tuple | None":
-    """(mode, counter, sets per wait, sets needed) of the first counter holding the sets that release the next wait
-    of the core at ``place`` on ``flag``, or None while none does."""
+    """(mode, counter, sets per wait, sets needed, the releasing sets) of the first counter holding the sets that
+    release the next wait of the core at ``place`` on ``flag``, or None while none does.
+
+    The k-th wait of a core takes the k-th set of each core it waits for (the ``per`` cores of :func:`_per_wait`: all
+    its AIVs for an AIC in mode 2, every core of the kind in mode 0), named in core order: which of those cores ran
+    first does not change which sets release it.
+    """
     for mode in _wait_modes(core, mode_id):
         key, per = _counter(place, mode, flag, core.kind.name), _per_wait(core, place, mode)
-        needed = (waits[(mode, flag)] + 1) * per
-        if len(flags.get(key, ())) >= needed:
-            return mode, key, per, needed
+        k = waits[(mode, flag)] + 1
+        by_setter: dict = {}
+        for setter, instr in flags.get(key, ()):
+            by_setter.setdefault(setter, []).append((setter, instr))
+        ready = sorted(sets[k - 1] for sets in by_setter.values() if len(sets) >= k)
+        if len(ready) >= per:
+            return mode, key, per, k * per, tuple(ready)
     return None
