@@ -64,7 +64,7 @@ def test_fused_add_scale(n, dtype, precision, cores):
 # -- the generated catalogue: every op x dtype x SoC ----------------------------------------------------------
 
 def _catalogue_cases():
-    # the vector operators only: the lockstep executor refuses AIC kernels (the cube's are tests/gen_cube's)
+    # the vector operators (the cube's, AIC_ONLY and mix kernels, are test_lockstep_cube.py's)
     vector = {name: op for name, op in cat.CATALOGUE.items() if op.cube is None}
     cases = [(name, dtype, soc) for name, op in vector.items() for dtype in op.dtypes for soc in SOCS]
     # the default run: each op once, its dtypes and the SoCs taken in turn (all of them with -m slow)
