@@ -18,8 +18,8 @@ from fusekit.gen import catalogue as cat
 from fusekit.pyasc.shim import config
 
 from lockstep_harness import compare
+from mix_kernels import MIX, matmul_leaky_relu, mix_args
 
-MIX = config.KernelType.MIX_AIC_1_2
 
 
 def _rand(shape, dtype, seed):
@@ -59,75 +59,21 @@ def test_per_channel_quant_matmul_in_fixpipe():
     compare(lambda: [x, w, scale], lambda *arrays: op.run(*arrays), lockstep=True)
 
 
-M = N = K = 32  # one tile per AI Core; each AIV takes 16 rows
-
-
-@asc.jit(kernel_type=MIX)
-def _tile_then_scale(a: asc.GlobalAddress, bt: asc.GlobalAddress, work: asc.GlobalAddress, y: asc.GlobalAddress,
-                     WAIT: asc.ConstExpr[bool], MODE: asc.ConstExpr[int]):
-    if asc.ascend_is_aic():
-        block = asc.get_block_idx()
-        ag, bg, wg = asc.GlobalTensor(), asc.GlobalTensor(), asc.GlobalTensor()
-        ag.set_global_buffer(a + block * M * K)
-        bg.set_global_buffer(bt)
-        wg.set_global_buffer(work + block * M * N)
-        a1 = asc.LocalTensor(asc.float16, asc.TPosition.A1, 0, M * K)
-        b1 = asc.LocalTensor(asc.float16, asc.TPosition.B1, 4096, N * K)
-        a2 = asc.LocalTensor(asc.float16, asc.TPosition.A2, 0, M * K)
-        b2 = asc.LocalTensor(asc.float16, asc.TPosition.B2, 0, N * K)
-        c = asc.LocalTensor(asc.float32, asc.TPosition.CO1, 0, M * N)
-        asc.data_copy(a1, ag, asc.Nd2NzParams(1, M, K, 0, K, M, 1, 0))
-        asc.data_copy(b1, bg, asc.Nd2NzParams(1, N, K, 0, K, N, 1, 0))
-        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
-        for m1 in range(M // 16):
-            asc.load_data(a2[m1 * K * 16:], a1[m1 * 256:], asc.LoadData2DParams(0, K // 16, M // 16, 0, 0, False, 0))
-        asc.load_data(b2, b1, asc.LoadData2DParams(0, K * N // 256, 1, 0, 0, False, 0))
-        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
-        asc.mmad(c, a2, b2, asc.MmadParams(M, N, K, 0, False, True))
-        asc.pipe_barrier(asc.PipeID.PIPE_ALL)
-        asc.fixpipe(wg, c, asc.FixpipeParamsV220(N, M, M, N, asc.QuantModes.NoQuant))
-        asc.cross_core_set_flag(0, MODE, asc.PipeID.PIPE_FIX)
-    if asc.ascend_is_aiv():
-        core = asc.get_block_idx()
-        rows = M // 2
-        start = (core // 2) * M * N + (core % 2) * rows * N
-        wg, yg = asc.GlobalTensor(), asc.GlobalTensor()
-        wg.set_global_buffer(work + start)
-        yg.set_global_buffer(y + start)
-        t = asc.LocalTensor(asc.float32, asc.TPosition.VECCALC, 0, rows * N)
-        if WAIT:
-            asc.cross_core_wait_flag(0, MODE, asc.PipeID.PIPE_MTE2)
-        asc.data_copy(t, wg, rows * N)
-        asc.set_flag(asc.HardEvent.MTE2_V, 0)
-        asc.wait_flag(asc.HardEvent.MTE2_V, 0)
-        asc.muls(t, t, 0.5, rows * N)
-        asc.set_flag(asc.HardEvent.V_MTE3, 0)
-        asc.wait_flag(asc.HardEvent.V_MTE3, 0)
-        asc.data_copy(yg, t, rows * N)
-
-
-def _mix_inputs(blocks: int, wait: bool, mode: int = 2):
-    def make():
-        rng = np.random.default_rng(4)
-        a = rng.standard_normal((blocks * M, K)).astype(np.float16)
-        bt = rng.standard_normal((N, K)).astype(np.float16)
-        return [a, bt, np.zeros((blocks * M, N), np.float32), np.zeros((blocks * M, N), np.float32), wait, mode]
-    return make
-
-
-def _mix(blocks):
-    return lambda *args: launch(_tile_then_scale, blocks, tuple(args))
+def _mix(blocks: int, wait: bool):
+    """(make inputs, launch) of mix_kernels.matmul_leaky_relu on ``blocks`` AI Cores, with or without the AIVs' wait."""
+    return (lambda: list(mix_args(blocks, wait)[2]),
+            lambda *args: launch(matmul_leaky_relu, blocks, tuple(args)))
 
 
 def test_a_mix_kernel_whose_flags_order_the_workspace_runs_in_lockstep():
-    got = compare(_mix_inputs(3, wait=True), _mix(3), lockstep=True)
+    got = compare(*_mix(3, wait=True), lockstep=True)
     assert got.trace.kinds == ("AIV",) * 6 + ("AIC",) * 3
 
 
 def test_an_aiv_reading_the_workspace_without_a_wait_falls_back():
     # racy on the NPU: which of the AIC's Fixpipe and the AIV's DataCopy runs first decides y; the reference's order
     # is kept, and the reason names the bytes and the two cores
-    got = compare(_mix_inputs(2, wait=False), _mix(2), lockstep=False)
+    got = compare(*_mix(2, wait=False), lockstep=False)
     assert "no cross-core flag between them" in got.trace.fallback and "aic(" in got.trace.fallback
 
 
