@@ -247,3 +247,37 @@ def test_any_shape_and_k_split_matches_the_documented_order(m, n, k, base_k, see
     b = rng.standard_normal((k, n)).astype(np.float16)
     c, _ = run_matmul(a, b, np.float32, base_k=base_k)
     np.testing.assert_array_equal(c.view(np.uint32), sequential(a, b).view(np.uint32))
+
+
+@pytest.mark.parametrize("wide", [True, False], ids=["float-inputs", "b16-inputs"])
+@pytest.mark.parametrize("simd", [True, False], ids=["avx2", "portable"])
+@pytest.mark.parametrize("shape", [(16, 64, 128), (5, 17, 13), (3, 9, 37), (2, 1, 8)])
+def test_the_c_accumulation_loops_take_the_documented_steps(wide, simd, shape):
+    """fusekit.asc._native.mmad (both its loops) against the documented steps written here in numpy, on data with
+    NaN, inf, denormals and negative zeros; the two loops name NaN alike (payloads are not modelled)."""
+    from fusekit.asc import _native, native
+
+    if native._ext is None:
+        pytest.skip("the C extension is not built (FUSEKIT_NO_NATIVE or no compiler): numpy computes these steps")
+    lanes, (m, k, n) = 3, shape
+    rng = np.random.default_rng(7)
+    acc0 = rng.standard_normal((lanes, m, n)).astype(np.float32)
+    a, b = rng.standard_normal((lanes, m, k)).astype(np.float32), rng.standard_normal((1, k, n)).astype(np.float32)
+    if not wide:  # half inputs: products exact in float32
+        a, b = a.astype(np.float16).astype(np.float32), b.astype(np.float16).astype(np.float32)
+    a.ravel()[::7], b.ravel()[::11], a.ravel()[::13], b.ravel()[::5] = np.nan, np.inf, 1e-40, -0.0
+    want = acc0.copy()
+    for kk in range(k):
+        step = want.astype(np.float64) + a[..., kk:kk + 1].astype(np.float64) * b[..., kk:kk + 1, :] if wide else \
+            want + a[..., kk:kk + 1] * b[..., kk:kk + 1, :]
+        want = step.astype(np.float32)
+    before = _native.set_simd(simd)
+    try:
+        got = acc0.copy()
+        with np.errstate(invalid="ignore"):
+            assert native.mmad(got, a, b, wide)
+    finally:
+        _native.set_simd(before)
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    assert np.array_equal(got[~nan].view(np.uint32), want[~nan].view(np.uint32))

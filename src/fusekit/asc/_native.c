@@ -224,6 +224,33 @@ SIMD static void to_half_simd(uint16_t *d, const uint32_t *a, Py_ssize_t n) {
     to_half_portable(d, a, i, n);
 }
 
+/* mmad on one lane, the steps of mmad_rows (below) on 8 columns at a time: wide, each step (acc + a * b) in double,
+   rounded to float; else in float. Returns the columns done (a multiple of 8); mmad_rows does the rest. */
+SIMD static Py_ssize_t mmad_simd(float *c, const float *a, const float *b, Py_ssize_t m, Py_ssize_t k, Py_ssize_t n,
+                                 int wide) {
+    const Py_ssize_t full = n / 8 * 8;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        float *row = c + i * n;
+        for (Py_ssize_t kk = 0; kk < k; kk++) {
+            const float *brow = b + kk * n;
+            if (wide) {
+                const __m256d av = _mm256_set1_pd((double)a[i * k + kk]);
+                for (Py_ssize_t j = 0; j < full; j += 4) {
+                    const __m256d sum = _mm256_add_pd(_mm256_cvtps_pd(_mm_loadu_ps(row + j)),
+                                                      _mm256_mul_pd(av, _mm256_cvtps_pd(_mm_loadu_ps(brow + j))));
+                    _mm_storeu_ps(row + j, _mm256_cvtpd_ps(sum));
+                }
+            } else {
+                const __m256 av = _mm256_set1_ps(a[i * k + kk]);
+                for (Py_ssize_t j = 0; j < full; j += 8)
+                    _mm256_storeu_ps(row + j, _mm256_add_ps(_mm256_loadu_ps(row + j),
+                                                            _mm256_mul_ps(av, _mm256_loadu_ps(brow + j))));
+            }
+        }
+    }
+    return full;
+}
+
 static int cpu_has_simd(void) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
@@ -396,6 +423,23 @@ done:
     return result;
 }
 
+/* acc (m x n) += a (m x k) @ b (k x n) for columns [j0, n), element by element (see py_mmad). */
+static void mmad_rows(float *cl, const float *al, const float *bl, Py_ssize_t m, Py_ssize_t k, Py_ssize_t n,
+                      Py_ssize_t j0, int wide) {
+    for (Py_ssize_t i = 0; i < m; i++) {
+        float *row = cl + i * n;
+        for (Py_ssize_t kk = 0; kk < k; kk++) {
+            const float av = al[i * k + kk], *brow = bl + kk * n;
+            if (wide) {
+                const double ad = (double)av;
+                for (Py_ssize_t j = j0; j < n; j++) row[j] = (float)((double)row[j] + ad * (double)brow[j]);
+            } else {
+                for (Py_ssize_t j = j0; j < n; j++) row[j] = row[j] + av * brow[j];
+            }
+        }
+    }
+}
+
 /* mmad(acc, a, b, lanes, a_lanes, b_lanes, m, k, n, wide): acc[l] (m x n float32, in place) += a[l] (m x k) @ b[l]
    (k x n), float32 operands, one rounding to float32 per addition, k ascending for every element (the order of
    fusekit.asc.cube.mmad.product). wide: each product and sum in double, rounded to float32 (float inputs; the
@@ -419,18 +463,11 @@ static PyObject *py_mmad(PyObject *self, PyObject *args) {
         const float *al = (const float *)a.buf + (a_lanes == 1 ? 0 : l) * m * k;
         const float *bl = (const float *)b.buf + (b_lanes == 1 ? 0 : l) * k * n;
         float *cl = (float *)c.buf + l * m * n;
-        for (Py_ssize_t i = 0; i < m; i++) {
-            float *row = cl + i * n;
-            for (Py_ssize_t kk = 0; kk < k; kk++) {
-                const float av = al[i * k + kk], *brow = bl + kk * n;
-                if (wide) {
-                    const double ad = (double)av;
-                    for (Py_ssize_t j = 0; j < n; j++) row[j] = (float)((double)row[j] + ad * (double)brow[j]);
-                } else {
-                    for (Py_ssize_t j = 0; j < n; j++) row[j] = row[j] + av * brow[j];
-                }
-            }
-        }
+        Py_ssize_t done = 0;
+#if HAVE_X86_SIMD
+        if (use_simd) done = mmad_simd(cl, al, bl, m, k, n, wide);
+#endif
+        mmad_rows(cl, al, bl, m, k, n, done, wide);
     }
     result = Py_NewRef(Py_None);
 done:
