@@ -163,13 +163,20 @@ def _lanes(effect: Effect, d_index: np.ndarray, s_indices: list) -> None:
     if d_index.size == 0:
         return
     # [..., i]: the lanes are the last axis; a lockstep group's cores come first (fusekit.asc.lockstep)
-    inputs = [s.tensor.array(s.tensor.length)[..., i] for s, i in zip(effect.srcs.values(), s_indices)]
+    inputs = [s.tensor.array(_extent(s.tensor, i))[..., i] for s, i in zip(effect.srcs.values(), s_indices)]
     dst = effect.dst.tensor
-    whole = dst.array(dst.length)
+    whole = dst.array(_extent(dst, d_index))
     if effect.reads_dst:
         inputs.append(whole[..., d_index])
     result = _rounded(effect, native.evaluate(effect.compute, *inputs, *effect.scalars), dst.dtype)
     whole[..., d_index] = overflow.apply(result, whole.dtype, effect.mode)
+
+
+def _extent(tensor, index: np.ndarray) -> int:
+    """Elements of ``tensor`` an effect's lanes ``index`` reach: its length, or where a lockstep group's cores have
+    lengths of their own (GM views at per-core offsets) the lanes' reach, which is the same on every core."""
+    length = tensor.length
+    return length if isinstance(length, int) else int(index.max()) + 1
 
 
 def _rounded(effect: Effect, result, dtype):

@@ -275,7 +275,7 @@ def pack_scales(scale, out: str) -> np.ndarray:
 @dataclass
 class CubePlan:
     """The cube tiling of one launch: C is ``batch`` x (m x n), rows_per_core rows of batch x m and cols_per_core
-    columns (0: all n) per AIC; block_dim = row groups x column groups, the column group fastest."""
+    columns (0: all n) per AIC; block_dim = row shares x column slabs, the row share fastest."""
 
     batch: int
     m: int
@@ -601,9 +601,11 @@ def kernel_source(name: str, s: Split, in_dtype: str, fix: "FixStage | None", ep
         ", GEOM: asc.ConstExpr[tuple]" if s.conv else "")
     products = "".join(f"{b}_gm, c_gm_{p + 1}, " for p, b in enumerate(bs))
     passed = products + "".join(f"{x}_gm, " for x in gm_names[2 + len(bs):])
-    share = ["        groups = (N + COLS_PER_CORE - 1) // COLS_PER_CORE  # column groups: 1 in a mix kernel",
-             "        row0 = asc.get_block_idx() // groups * ROWS_PER_CORE",
-             "        col0 = asc.get_block_idx() % groups * COLS_PER_CORE",
+    share = ["        # AIC i: row share i % bands of column slab i // bands (plan, CubeOp._slab): the AICs of one slab are",
+             "        # consecutive, their GM offsets equally spaced (a lockstep group's cores stay one group)",
+             "        bands = (ROWS + ROWS_PER_CORE - 1) // ROWS_PER_CORE",
+             "        row0 = asc.get_block_idx() % bands * ROWS_PER_CORE",
+             "        col0 = asc.get_block_idx() // bands * COLS_PER_CORE",
              f"        aic_share({s.a}_gm, {s.b}_gm, c_gm, {passed}row0, min(row0 + ROWS_PER_CORE, ROWS), col0,",
              f"                  min(col0 + COLS_PER_CORE, N), M, N, K, B_STRIDE, BASE_M, BASE_N, BASE_K{geom})"]
     gms = [f"    {x}_gm = asc.GlobalTensor()\n    {x}_gm.set_global_buffer({x})" for x in gm_names]
@@ -622,15 +624,16 @@ def kernel_source(name: str, s: Split, in_dtype: str, fix: "FixStage | None", ep
     scalars = "".join(f", {x}: float" for x in epilogue.scalars)
     call_scalars = "".join(f", {x}" for x in epilogue.scalars)
     args = ", ".join(f"{x}: asc.GlobalAddress" for x in gm_names + names)
-    fields = "AIV_STEP: int"
-    call = f"{epi_name}({', '.join(names)}, row0, row1 - row0, BASE_M, AIV_STEP, ROW, GM_ROW{call_scalars}, " \
-           "TILE_ROWS, ROW_PAD, LOG_ROWS, RTMP, BUFFER_NUM)"
+    fields = "AIV_STEP: int, AIV_COLS: int"
+    call = f"{epi_name}({', '.join(names)}, row0, row1 - row0, BASE_M, AIV_STEP, col0, cols, GM_ROW{call_scalars}, " \
+           "TILE_ROWS, row_pad, LOG_ROWS, RTMP, BUFFER_NUM)"
+    granule = 32 // min(dtypes.as_dtype(t).sizeof() for t in epilogue.gm_dtypes.values())
     works = [s.acc] + [a for _, a in s.more]
     pad = " " * (len(name) + 5)
     L += [epi_text.split('"""', 2)[2].split("\n\n", 1)[1], "",
           "@asc.jit(kernel_type=config.KernelType.MIX_AIC_1_2)",
           f"def {name}({args},", f"{pad}{dims},", f"{pad}{fields},",
-          f"{pad}ROW: int, GM_ROW: int{scalars}, TILE_ROWS: int, ROW_PAD: int, LOG_ROWS: int, RTMP: int,",
+          f"{pad}GM_ROW: int{scalars}, TILE_ROWS: int, LOG_ROWS: int, RTMP: int,",
           f"{pad}BUFFER_NUM: asc.ConstExpr[int], {base}):",
           f'    """One AI Core\'s rows of {expression}: the AIC computes them band by band into the workspace',
           f'    {", ".join(works)} ({acc}), its two AIVs run the epilogue on each band of their halves as it lands."""',
@@ -638,9 +641,19 @@ def kernel_source(name: str, s: Split, in_dtype: str, fix: "FixStage | None", ep
           f"        c_gm{'_' + str(p) if p else ''} = asc.GlobalTensor()\n"
           f"        c_gm{'_' + str(p) if p else ''}.set_global_buffer({w})" for p, w in enumerate(works)] + share + [
           "    if asc.ascend_is_aiv():"] + [f"        # {w}" for w in where] + [
-          "        # AIV v of 2 x block_dim: half of each band of AIC v // 2 (GetBlockIdx.md), as each band lands",
-          "        row0 = asc.get_block_idx() // 2 * ROWS_PER_CORE",
+          "        # AIV v of 2 x block_dim: half of each band of AIC v // 2 (GetBlockIdx.md), as each band lands,",
+          "        # in the AIC's column slab",
+          "        aic = asc.get_block_idx() // 2",
+          "        bands = (ROWS + ROWS_PER_CORE - 1) // ROWS_PER_CORE",
+          "        row0 = aic % bands * ROWS_PER_CORE",
           "        row1 = min(row0 + ROWS_PER_CORE, ROWS)",
+          "        col0 = aic // bands * COLS_PER_CORE",
+          "        cols = min(COLS_PER_CORE, N - col0)",
+          "        if AIV_COLS > 0:  # the two AIVs split the slab's columns (AIV_STEP 0): AIV_COLS each, the odd the rest",
+          "            col0 = col0 + asc.get_block_idx() % 2 * AIV_COLS",
+          "            cols = min(AIV_COLS, cols - asc.get_block_idx() % 2 * AIV_COLS)",
+          f"        row_pad = (cols + {granule - 1}) // {granule} * {granule}  # ROW_PAD of these rows (a narrower "
+          "last slab: no UB lanes past its 32 B blocks)",
           "        " + call]
     return "\n".join(L) + "\n"
 
@@ -849,11 +862,24 @@ class CubeOp:
                                  for x in var.program.outputs))
             cube = plan(int(np.prod(lead, dtype=np.int64)), m, n, k, b_batched, in_dtype, spec, None, (bm, bn, bk),
                         self._shares(rows, spec, core_num, math.lcm(16, 2 * step)))
+            band, cols = self._slab(var.program, cube, spec, core_num)
+            aiv_cols = 0
+            if cols:  # each AI Core a column slab of a band of rows, each AIV half of the slab's columns
+                cube = plan(int(np.prod(lead, dtype=np.int64)), m, n, k, b_batched, in_dtype, spec, None,
+                            (bm, bn, bk), band)
+                aiv_cols = self._halves(var.program, cols, n)
+                width, cores = (aiv_cols, cube.block_dim) if aiv_cols else (cols, 2 * cube.block_dim)
+                rows_plan, slab = epi.row_geometry(var.program, shape[:-1] + (width,), spec, cores, buffer_num,
+                                                   tile_length, step=8)
+                row_kwargs.update({x: slab[x] for x in ("TILE_ROWS", "LOG_ROWS", "RTMP")})
+                cube = replace(cube, cols_per_core=cols, block_dim=cube.block_dim * -(-n // cols))
+                step = 0 if aiv_cols else step
             args = (a_gm, b_gm, *[x for b_name, _ in s.more for x in (np.ascontiguousarray(named[b_name]),)],
                     *extra, *row_args)
             fields = rows_plan.kernel_args()
-            kernel_kwargs = dict(cube.kernel_args(), **ints, **{x: v for x, v in row_kwargs.items() if x not in fields},
-                                 AIV_STEP=step, **geom)
+            kernel_kwargs = dict(cube.kernel_args(), **ints, **{x: v for x, v in row_kwargs.items()
+                                                                if x not in fields and x not in ("ROW", "ROW_PAD")},
+                                 AIV_STEP=step, AIV_COLS=aiv_cols, **geom)
             block_dim = cube.block_dim
             tilings.append(rows_plan)
         tilings.insert(0, cube)
@@ -868,6 +894,44 @@ class CubeOp:
         elapsed = time.perf_counter() - started
         return GenRun(self._nhwc(s, named, finish()), precision, dt, spec, tilings, launches, elapsed,
                       overflow.choose(spec, kwargs.get("overflow")), var)
+
+    @staticmethod
+    def _slab(program: Program, cube: CubePlan, spec: SoC, core_num) -> tuple:
+        """(rows per AI Core, columns per AI Core) of a mix kernel whose row shares leave AICs idle (small M), or
+        (rows_per_core, 0) to keep whole rows: the rows go in bands of BASE_M (B is read once per band, not once
+        per AIC: the GM traffic of the plain matmul's tiling, :func:`plan`) and the columns in equal slabs of
+        whole BASE_N tiles starting on a 32 B block of every GM tensor of the epilogue; when the epilogue is
+        elementwise (a row reduction needs whole rows) and every output row is whole 32 B blocks (the last slab of
+        a row and the first of the next are two cores' and share no block)."""
+        keep = (cube.rows_per_core, 0)
+        budget = max(1, core_num or spec.cube_cores)
+        if program.reductions or program.row_slots or not spec.data_copy_pad or not cube.block_dim or \
+                cube.n <= cube.base_n:
+            return keep
+        if any(cube.n * dtypes.as_dtype(program.gm_dtypes[x]).sizeof() % 32 for x in program.outputs):
+            return keep
+        rows = cube.rows_per_core
+        if rows < min(cube.base_m, cube.rows):
+            rows = min(_up(cube.base_m, rows), cube.rows)  # a multiple of the aligned share: still aligned
+        bands = -(-cube.rows // rows)
+        sizes = {dtypes.as_dtype(t).sizeof() for t in program.gm_dtypes.values()}
+        blocks = math.lcm(*(32 // math.gcd(32, x) for x in sizes))  # whole 32 B blocks of every GM tensor
+        if cube.n % blocks:  # a slab or half of another width would leave UB lanes undefined
+            return keep
+        unit = math.lcm(cube.base_n, blocks)
+        groups = min(budget // bands, -(-cube.n // unit))
+        cols = _up(-(-cube.n // groups), unit) if groups > 1 else cube.n
+        return (rows, cols) if cols < cube.n else keep
+
+    @staticmethod
+    def _halves(program: Program, cols: int, n: int) -> int:
+        """Columns of each AIV in a slab of ``cols`` (0: the two AIVs split each band's rows instead): half the slab
+        in whole 32 B blocks of every GM tensor, when the last slab (``n`` columns in all) leaves the odd AIV some.
+        Column halves keep the AIVs' GM offsets equally spaced in block order (one lockstep group)."""
+        unit = math.lcm(*(32 // math.gcd(32, dtypes.as_dtype(t).sizeof()) for t in program.gm_dtypes.values()))
+        half = _up(-(-cols // 2), unit)
+        last = n - (-(-n // cols) - 1) * cols
+        return half if half < cols and last > half else 0
 
     @staticmethod
     def _share_args(s: Split, fix: "FixStage | None", named: dict, values: dict, n: int) -> tuple:

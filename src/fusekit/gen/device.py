@@ -4,12 +4,13 @@ A row-tiled kernel holds ``rows`` rows of a tile in UB with a row stride of ROW_
 whole number of 32 B blocks, so that every row starts 32 B-aligned (UB operands must be:
 AD-API 通用说明和约束.md) and a per-row instruction can address it.
 
-- ``load_rows``: GM rows of ``row`` elements -> UB rows of ROW_PAD: one DataCopy when ``row`` is ROW_PAD
-  (the host pads rows in GM on a SoC without DataCopyPad), else one DataCopyPad with ``rows`` blocks,
-  each padded in UB to 32 B with zeros (isPad, rightPadding) and ``dstStride`` 32 B blocks apart
-  (AD-API DataCopyPad（GMToUB非对齐数据搬运）.md);
+- ``load_rows``: GM rows of ``row`` elements, ``stride`` elements apart (``row``, or a GM row's length when
+  the rows are a column slab of a wider matrix) -> UB rows of ROW_PAD: one DataCopy when the rows are
+  contiguous and ``row`` is ROW_PAD (the host pads rows in GM on a SoC without DataCopyPad), else one
+  DataCopyPad with ``rows`` blocks ``srcStride`` bytes apart in GM, each padded in UB to 32 B with zeros
+  (isPad, rightPadding) and ``dstStride`` 32 B blocks apart (AD-API DataCopyPad（GMToUB非对齐数据搬运）.md);
 - ``store_rows``: the reverse; DataCopyPad writes exactly ``row`` elements per row (UB->GM form,
-  ``srcStride`` in 32 B blocks);
+  ``srcStride`` in 32 B blocks, ``dstStride`` in bytes);
 - ``replicate``: copy UB row 0 over TILE_ROWS rows by doubling (LOG_ROWS = ceil(log2 TILE_ROWS) vector
   copies, ``x * 1`` being exact for every float): a (C,) input broadcast along rows costs this once per
   core, never GM.
@@ -22,25 +23,25 @@ from fusekit import asc
 
 
 @asc.jit
-def load_rows(dst: asc.LocalTensor, src: asc.GlobalTensor, rows: int, row: int, ROW_PAD: int):
+def load_rows(dst: asc.LocalTensor, src: asc.GlobalTensor, rows: int, row: int, ROW_PAD: int, stride: int):
     nbytes = row * src.dtype.sizeof()
-    if row == ROW_PAD:
+    if row == ROW_PAD and stride == row:
         asc.data_copy(dst, src, rows * row)
     else:
         pad = (32 - nbytes % 32) % 32 // src.dtype.sizeof()
         gap = (ROW_PAD * src.dtype.sizeof() - (nbytes + 31) // 32 * 32) // 32
-        asc.data_copy_pad(dst, src, asc.DataCopyExtParams(rows, nbytes, 0, gap, 0),
+        asc.data_copy_pad(dst, src, asc.DataCopyExtParams(rows, nbytes, (stride - row) * src.dtype.sizeof(), gap, 0),
                           asc.DataCopyPadExtParams(src.dtype, True, 0, pad, 0))
 
 
 @asc.jit
-def store_rows(dst: asc.GlobalTensor, src: asc.LocalTensor, rows: int, row: int, ROW_PAD: int):
+def store_rows(dst: asc.GlobalTensor, src: asc.LocalTensor, rows: int, row: int, ROW_PAD: int, stride: int):
     nbytes = row * dst.dtype.sizeof()
-    if row == ROW_PAD:
+    if row == ROW_PAD and stride == row:
         asc.data_copy(dst, src, rows * row)
     else:
         gap = (ROW_PAD * dst.dtype.sizeof() - (nbytes + 31) // 32 * 32) // 32
-        asc.data_copy_pad(dst, src, asc.DataCopyExtParams(rows, nbytes, gap, 0, 0))
+        asc.data_copy_pad(dst, src, asc.DataCopyExtParams(rows, nbytes, gap, (stride - row) * dst.dtype.sizeof(), 0))
 
 
 @asc.jit

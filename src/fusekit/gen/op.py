@@ -403,10 +403,14 @@ class GeneratedOp:
         return GenRun(finish(), precision, dt, spec, [plan], launches, time.perf_counter() - started,
                       overflow.choose(spec, kwargs.get("overflow")), var)
 
-    def row_launch(self, program, named, values, shape, spec, core_num, buffer_num, tile_rows=None, step=1):
-        """The row-tiled launch of ``program`` without running it: (TilingData, kernel arguments in order, keyword
-        arguments, {output: GM array}, a function returning the outputs in ``shape``). ``step``: rows per core a
-        multiple of it (a mix kernel's AIC shares, fusekit.gen.cube). See :meth:`_run_rows`."""
+    def row_geometry(self, program, shape, spec, core_num, buffer_num, tile_rows=None, step=1) -> tuple:
+        """(TilingData, {ROW, GM_ROW, TILE_ROWS, ROW_PAD, LOG_ROWS, RTMP, BUFFER_NUM}) of rows of ``shape[-1]``
+        elements of ``program`` (see :meth:`row_launch`).
+
+        Raises:
+            ValueError: rows that leave undefined UB lanes, do not fit UB, or pass the kernel's 32-bit lengths; a
+                ``tile_rows`` outside what fits.
+        """
         from fusekit.asc.basic.vec_reduce import tmp_elements
 
         gm = program.gm_dtypes
@@ -462,6 +466,20 @@ class GeneratedOp:
         tile_rows = max(1, min(fit if tile_rows is None else tile_rows, block)) if nrows else 1
         plan = tiling.TilingData(nrows, block_dim, block, tile_rows, block // tile_rows, block % tile_rows, last,
                                  last // tile_rows, last % tile_rows, buffer_num, per_row * tile_rows + fixed)
+        return plan, dict(ROW=width, GM_ROW=gm_row, TILE_ROWS=tile_rows, ROW_PAD=row_pad,
+                          LOG_ROWS=max(tile_rows - 1, 0).bit_length(), RTMP=rtmp, BUFFER_NUM=buffer_num)
+
+    def row_launch(self, program, named, values, shape, spec, core_num, buffer_num, tile_rows=None, step=1):
+        """The row-tiled launch of ``program`` without running it: (TilingData, kernel arguments in order, keyword
+        arguments, {output: GM array}, a function returning the outputs in ``shape``). ``step``: rows per core a
+        multiple of it (a mix kernel's AIC shares, fusekit.gen.cube). See :meth:`_run_rows`."""
+        plan, geometry = self.row_geometry(program, shape, spec, core_num, buffer_num, tile_rows, step)
+        gm = program.gm_dtypes
+        width, gm_row = geometry["ROW"], geometry["GM_ROW"]
+        nrows = plan.total_length
+        tensors, bcs, outs_ = list(program.inputs), list(program.broadcast), list(program.outputs)
+        cols = [k for k in tensors if k in program.columns]
+        tensors = [k for k in tensors if k not in program.columns]
 
         def rows_of(x, k):
             # leading axes fold into rows: (..., C) -> (prod(leading), C); a (C,) row stays one row
@@ -478,9 +496,7 @@ class GeneratedOp:
         outs = {k: np.empty(nrows * gm_row, dtypes.as_dtype(gm[k]).np) for k in outs_}
         args += list(outs.values())
         scalar_args = {_arg(s): (1.0 / width if s == "inv_row" else values[s]) for s in program.scalars}
-        kernel_kwargs = dict(plan.kernel_args(), ROW=width, GM_ROW=gm_row, **scalar_args, TILE_ROWS=tile_rows,
-                             ROW_PAD=row_pad, LOG_ROWS=max(tile_rows - 1, 0).bit_length(), RTMP=rtmp,
-                             BUFFER_NUM=buffer_num)
+        kernel_kwargs = dict(plan.kernel_args(), **geometry, **scalar_args)
 
         def finish():
             return {k: np.ascontiguousarray(o.reshape(-1, gm_row)[:, :width]).reshape(shape) for k, o in outs.items()}

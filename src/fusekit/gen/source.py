@@ -259,7 +259,8 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     ``share``: the function takes its core's rows (start, core_rows, full_tiles, tail) as arguments instead of
     the TilingData fields, for the AIVs of a mix kernel (fusekit.gen.cube), whose shares follow their AIC's.
     ``bands`` (with ``share``): (start, core_rows) are the AIC's rows, which it computes in bands of BASE_M; the
-    function takes each band's half (AIV_STEP-row granules; the odd AIV the second half) when the AIC's mode-2
+    function takes each band's half (AIV_STEP-row granules; the odd AIV the second half; AIV_STEP 0: the whole band
+    of its columns [COL0, COL0 + ROW)) when the AIC's mode-2
     flag says the band is in GM, and flags the AIC back after it (fusekit.gen.cube._aic_share's protocol)."""
     names = Names(program)
     ins_, outs, bcs = list(program.inputs), list(program.outputs), list(program.broadcast)
@@ -268,6 +269,9 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     scalars = [names.safe(s) for s in program.scalars]
     sc = "".join(f", {s}: float" for s in scalars)
     work, rvals = program.slots > 0 or program.mask_slots > 0, program.row_slots > 0
+    # elements moved per GM row: GM_ROW (padded rows on a SoC without DataCopyPad), or with ``bands`` ROW, the
+    # columns [COL0, COL0 + ROW) of rows GM_ROW apart (a mix kernel's AI Core may own a column slab)
+    moved = "ROW" if bands else "GM_ROW"
     # where: Compare covers whole 256 B repeats, so with masks every slot spans the tile rounded up to 256 elements
     slot = "(TILE_ROWS * ROW_PAD + 255) // 256 * 256" if program.mask_slots else "TILE_ROWS * ROW_PAD"
     L = []
@@ -292,7 +296,7 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
 
     params = ", ".join([f"{x}_gm: asc.GlobalTensor" for x in ins_] + [f"q_{x}: asc.TQue" for x in ins_])
     w("@asc.jit")
-    w(f"def copy_in(row0: int, rows: int, GM_ROW: int, {params}, ROW_PAD: int):")
+    w(f"def copy_in(row0: int, rows: int, ROW: int, GM_ROW: int, {params}, ROW_PAD: int):")
     for x in ins_:
         w(f"    {x}_ub = q_{x}.alloc_tensor({x}_gm.dtype)")
     for x in ins_:
@@ -302,7 +306,7 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
         elif x in program.columns:  # (N, 1): one value per row
             w(f"    load({x}_ub, {x}_gm[row0:], rows)")
         else:
-            w(f"    load_rows({x}_ub, {x}_gm[row0 * GM_ROW:], rows, GM_ROW, ROW_PAD)")
+            w(f"    load_rows({x}_ub, {x}_gm[row0 * GM_ROW:], rows, {moved}, ROW_PAD, GM_ROW)")
     for x in ins_:
         w(f"    q_{x}.enque({x}_ub)")
     w("\n")
@@ -361,10 +365,10 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
 
     params = ", ".join([f"{x}_gm: asc.GlobalTensor" for x in outs] + [f"q_{x}: asc.TQue" for x in outs])
     w("@asc.jit")
-    w(f"def copy_out(row0: int, rows: int, GM_ROW: int, {params}, ROW_PAD: int):")
+    w(f"def copy_out(row0: int, rows: int, ROW: int, GM_ROW: int, {params}, ROW_PAD: int):")
     for x in outs:
         w(f"    {x}_ub = q_{x}.deque({x}_gm.dtype)")
-        w(f"    store_rows({x}_gm[row0 * GM_ROW:], {x}_ub, rows, GM_ROW, ROW_PAD)")
+        w(f"    store_rows({x}_gm[row0 * GM_ROW:], {x}_ub, rows, {moved}, ROW_PAD, GM_ROW)")
         w(f"    q_{x}.free_tensor({x}_ub)")
     w("\n")
 
@@ -373,19 +377,19 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     w("@asc.jit")
     w(f"def process_tile(row0: int, rows: int, ROW: int, GM_ROW: int{sc}, {gm_params}, {q_params}{bc_params}{extra}, "
       "ROW_PAD: int, TILE_ROWS: int):")
-    w(f"    copy_in(row0, rows, GM_ROW, {', '.join([f'{x}_gm' for x in ins_] + [f'q_{x}' for x in ins_])}, ROW_PAD)")
+    w(f"    copy_in(row0, rows, ROW, GM_ROW, {', '.join([f'{x}_gm' for x in ins_] + [f'q_{x}' for x in ins_])}, ROW_PAD)")
     call_extra = (", work" if work else "") + (", rvals, rtmp" if rvals else "")
     bc_args = "".join(f", {x}_bc" for x in bcs)
     w(f"    compute(rows, ROW{''.join(', ' + s for s in scalars)}, {', '.join(f'q_{x}' for x in ins_ + outs)}{bc_args}"
       f"{call_extra}, ROW_PAD, TILE_ROWS)")
-    w(f"    copy_out(row0, rows, GM_ROW, {', '.join([f'{x}_gm' for x in outs] + [f'q_{x}' for x in outs])}, ROW_PAD)")
+    w(f"    copy_out(row0, rows, ROW, GM_ROW, {', '.join([f'{x}_gm' for x in outs] + [f'q_{x}' for x in outs])}, ROW_PAD)")
     w("\n")
 
     args = ", ".join(f"{x}: asc.GlobalAddress" for x in ins_ + bcs + outs)
     fields = "start: int, core_rows: int, full_tiles: int, tail: int" if share else \
         ", ".join(f"{f}: int" for f in TILING_FIELDS)
     if bands:
-        fields = "start: int, core_rows: int, BASE_M: int, AIV_STEP: int"
+        fields = "start: int, core_rows: int, BASE_M: int, AIV_STEP: int, COL0: int"
     w("@asc.jit")
     w(f"def {name}({args},")
     w(f"{' ' * (len(name) + 5)}{fields}, ROW: int, GM_ROW: int{sc},")
@@ -405,6 +409,10 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     for x in bcs:
         w(f"    {x}_gm = asc.GlobalTensor()")
         w(f"    {x}_gm.set_global_buffer({x}, GM_ROW)")
+    if bands:  # the AI Core's column slab: the views keep their rows' bounds, the tiles start at COL0
+        w("    # this AI Core's column slab [COL0, COL0 + ROW) of the rows (0 and GM_ROW without a column split)")
+        for x in [x for x in ins_ + outs if x not in program.columns] + bcs:
+            w(f"    {x}_gm = {x}_gm[COL0:]")
     w("    pipe = asc.TPipe()")
     for x in ins_:
         w(f"    q_{x} = asc.TQue(asc.TPosition.VECIN, BUFFER_NUM)")
@@ -443,7 +451,7 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
             w(f"    {x}_bc = bcast.get({_dt(v.dtype)})" + (f"[TILE_ROWS * ROW_PAD * {elem}:]" if elem else ""))
             offset += size
             w(f"    stage = q_stage.alloc_tensor({x}_gm.dtype)")
-            w(f"    load_rows(stage, {x}_gm, 1, GM_ROW, ROW_PAD)")
+            w(f"    load_rows(stage, {x}_gm, 1, {moved}, ROW_PAD, {moved})")
             w("    q_stage.enque(stage)")
             w(f"    stage = q_stage.deque({x}_gm.dtype)")
             if v.dtype != program.gm_dtypes[x]:
@@ -461,9 +469,10 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
         w("        # GM -> UB copy of it (CrossCoreSetFlag(ISASI).md, docs/cube.md Mix kernels)")
         w("        asc.cross_core_wait_flag(0, 2, asc.PipeID.PIPE_MTE2)")
         w("        band = min(BASE_M, core_rows - j * BASE_M)")
-        w("        # the first half in whole AIV_STEP rows (whole 32 B blocks of every GM row: no block written twice)")
-        w("        first = min(band, (band + 2 * AIV_STEP - 1) // (2 * AIV_STEP) * AIV_STEP)")
-        w("        odd = asc.get_block_idx() % 2")
+        w("        # the first half in whole AIV_STEP rows (whole 32 B blocks of every GM row: no block written twice);")
+        w("        # AIV_STEP 0: the two AIVs split the columns instead, each its own COL0, ROW: every row of the band")
+        w("        first = min(band, (band + 2 * AIV_STEP - 1) // (2 * AIV_STEP) * AIV_STEP) if AIV_STEP > 0 else band")
+        w("        odd = asc.get_block_idx() % 2 if AIV_STEP > 0 else 0")
         w("        r0 = j * BASE_M + (first if odd else 0)")
         w("        rows = band - first if odd else first")
         w("        for i in range(rows // TILE_ROWS):")
