@@ -11,6 +11,7 @@ import pytest
 
 import fusekit
 from fusekit.gen import cube
+from fusekit.soc import get_soc
 from fusekit.timing import NO_VALUES, predict
 
 from gen_cube_models import fma_sequence, passes, rand
@@ -49,13 +50,13 @@ def test_a_small_m_matmul_splits_its_columns_and_matches_the_models(dtype, n):
     np.testing.assert_allclose(run.y.astype(np.float64), g / (1 + np.exp(-g)) * up, rtol=2e-3, atol=2e-3)
 
 
-def test_the_odd_aiv_takes_rows_where_the_last_slab_has_no_second_half():
-    """n = 272: slabs of 128, the last 16 columns wide: half a slab (64) would leave the odd AIV of the last AIC
-    nothing, so the AIVs split each band's rows (AIV_STEP > 0, AIV_COLS 0) and the sanitizer finds no race."""
+def test_the_aivs_split_a_slab_s_columns_unless_the_last_slab_leaves_the_odd_one_none():
+    """Slabs of 128 float32 columns: halves of 64 when the last slab is wider than 64 (n = 1376: 96), else each
+    band's rows (n = 272: the last slab 16 wide; AIV_COLS 0). Both run race-free under the sanitizer."""
+    program = mm_silu_mul.cube.variant("float32", "float32", "fp32", get_soc(None))[0].program
+    assert cube.CubeOp._halves(program, 128, 1376) == 64 and cube.CubeOp._halves(program, 128, 272) == 0
     x, w, up = rand((64, 96), np.float32, 4), rand((272, 96), np.float32, 5), rand((64, 272), np.float32, 6)
-    run = mm_silu_mul.run(x, w, up)
-    assert run.tilings[0].cols_per_core == 128
-    assert "AIV_COLS" in run.variant.source
+    assert mm_silu_mul.run(x, w, up).tilings[0].cols_per_core == 128
     _clean(mm_silu_mul.sanitize(x, w, up))
 
 

@@ -27,7 +27,10 @@ Tiling (:func:`plan`): C's rows (batch x M, flattened; a conv's N x Ho x Wo pixe
 shares of whole fractal rows (and whole 32 B blocks of the outputs, of each AIV's half-band); each AIC walks its
 rows in bands of BASE_M, the columns in BASE_N, K in BASE_K, base sizes that fit the SoC's L0A / L0B (two buffers
 each), L0C (two tiles where they fit, so Fixpipe overlaps the next tile) and L1 (two per operand): ``fusekit.soc``.
-:func:`tune` searches base sizes and AIC counts with the timing model; :func:`compare_unfused` times the fused
+Where the row shares leave AICs idle (small M) the columns split too, in slabs of whole BASE_N tiles, each AIC a
+band of BASE_M rows of one slab so that B is read once per band: an AIC_ONLY kernel always, a mix kernel when its
+epilogue is elementwise (:meth:`CubeOp._slab`; a row reduction needs whole rows), its AIVs then the slab's column
+halves. :func:`tune` searches base sizes and AIC counts with the timing model; :func:`compare_unfused` times the fused
 kernel against the plain matmul(s) followed by the epilogue as a vector operator.
 """
 
@@ -565,6 +568,11 @@ def _aic_share(in_dtype: str, acc: str, trans_a: bool, trans_b: bool, fix: "FixS
     return L + ["\n"]
 
 
+def _block_elements(program: Program) -> int:
+    """Elements that are whole 32 B blocks of every GM tensor of the epilogue ``program``."""
+    return math.lcm(*(32 // math.gcd(32, dtypes.as_dtype(t).sizeof()) for t in program.gm_dtypes.values()))
+
+
 def _product_gms(products: int) -> list:
     """The B and C GM tensors of ``aic_share`` for ``products`` products sharing A."""
     return ["b_gm", "c_gm"] + [f"{x}_gm_{p}" for p in range(1, products) for x in ("b", "c")]
@@ -914,8 +922,7 @@ class CubeOp:
         if rows < min(cube.base_m, cube.rows):
             rows = min(_up(cube.base_m, rows), cube.rows)  # a multiple of the aligned share: still aligned
         bands = -(-cube.rows // rows)
-        sizes = {dtypes.as_dtype(t).sizeof() for t in program.gm_dtypes.values()}
-        blocks = math.lcm(*(32 // math.gcd(32, x) for x in sizes))  # whole 32 B blocks of every GM tensor
+        blocks = _block_elements(program)
         if cube.n % blocks:  # a slab or half of another width would leave UB lanes undefined
             return keep
         unit = math.lcm(cube.base_n, blocks)
@@ -928,8 +935,7 @@ class CubeOp:
         """Columns of each AIV in a slab of ``cols`` (0: the two AIVs split each band's rows instead): half the slab
         in whole 32 B blocks of every GM tensor, when the last slab (``n`` columns in all) leaves the odd AIV some.
         Column halves keep the AIVs' GM offsets equally spaced in block order (one lockstep group)."""
-        unit = math.lcm(*(32 // math.gcd(32, dtypes.as_dtype(t).sizeof()) for t in program.gm_dtypes.values()))
-        half = _up(-(-cols // 2), unit)
+        half = _up(-(-cols // 2), _block_elements(program))
         last = n - (-(-n // cols) - 1) * cols
         return half if half < cols and last > half else 0
 
