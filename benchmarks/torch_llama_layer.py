@@ -1,12 +1,15 @@
-"""fusekit's torch.compile backend on a LLaMA-style decoder layer: compile time, simulated forward time,
-and where the time goes.
+"""fusekit's torch.compile backend on a LLaMA-style decoder layer (or a GPT-2 or BERT layer): compile time,
+simulated forward time, and where the time goes.
 
     python benchmarks/torch_llama_layer.py                      # batch 1, seq 128, hidden 512, float32
     python benchmarks/torch_llama_layer.py --dtype bfloat16 --report /tmp/llama.txt
+    python benchmarks/torch_llama_layer.py --model gpt2         # GPT2Block: addmm + bias + GeLU (tanh), LayerNorm
+    python benchmarks/torch_llama_layer.py --model bert         # BertLayer: addmm + bias + GeLU (erf), LayerNorm
 
 The layer is ``transformers``' LlamaDecoderLayer from a LlamaConfig (random weights, no download):
 hidden 512, 8 heads of 64, 4 KV heads, SwiGLU MLP of 1376, RMSNorm, rotary embedding, eager attention
-(so that the softmax is an op the backend sees; with SDPA it is one fused ATen op left eager).
+(so that the softmax is an op the backend sees; with SDPA it is one fused ATen op left eager). ``--model gpt2`` /
+``bert``: ``transformers``' GPT2Block / BertLayer of the same hidden size, 64-wide heads, an MLP of 4 x hidden.
 
 Measured (wall clock, this machine): the first call of the compiled layer (Dynamo + AOTAutograd
 tracing + fusekit's partitioning, generation and compile-time check of every group, and, with
@@ -45,6 +48,36 @@ def build(hidden: int, seq: int, dtype):
     return layer, x, forward
 
 
+def build_gpt2(hidden: int, seq: int, dtype):
+    import torch
+    from transformers import GPT2Config
+    from transformers.models.gpt2.modeling_gpt2 import GPT2Block
+
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_embd=hidden, n_head=max(hidden // 64, 2), n_inner=4 * hidden, attn_implementation="eager")
+    return GPT2Block(cfg, layer_idx=0).to(dtype).eval(), torch.randn(1, seq, hidden, dtype=dtype), _first
+
+
+def build_bert(hidden: int, seq: int, dtype):
+    import torch
+    from transformers import BertConfig
+    from transformers.models.bert.modeling_bert import BertLayer
+
+    torch.manual_seed(0)
+    cfg = BertConfig(hidden_size=hidden, num_attention_heads=max(hidden // 64, 2), intermediate_size=4 * hidden,
+                     attn_implementation="eager")
+    return BertLayer(cfg).to(dtype).eval(), torch.randn(1, seq, hidden, dtype=dtype), _first
+
+
+def _first(module, inp):
+    out = module(inp)
+    return out[0] if isinstance(out, tuple) else out
+
+
+MODELS = {"llama": (build, "LLaMA-style decoder layer"), "gpt2": (build_gpt2, "GPT-2 block"),
+          "bert": (build_bert, "BERT layer")}
+
+
 def train(layer, x, forward, args) -> None:
     """Time the first training step of the compiled layer and compare its gradients with eager's."""
     import torch
@@ -80,6 +113,7 @@ def main(argv=None) -> int:
     import fusekit.torch
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="llama", choices=sorted(MODELS))
     ap.add_argument("--hidden", type=int, default=512)
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "float16"))
@@ -90,7 +124,8 @@ def main(argv=None) -> int:
                     help="also time the first training step (forward + backward graphs) of a fresh compile")
     args = ap.parse_args(argv)
     dtype = getattr(torch, args.dtype)
-    layer, x, forward = build(args.hidden, args.seq, dtype)
+    make, title = MODELS[args.model]
+    layer, x, forward = make(args.hidden, args.seq, dtype)
     if args.train:
         train(layer, x, forward, args)
         torch._dynamo.reset()
@@ -114,7 +149,7 @@ def main(argv=None) -> int:
             forward(compiled, x)
     report = compiled.fusekit_report
     backend_s = sum(report.compile_s.values())
-    print(f"LLaMA-style decoder layer, batch 1, seq {args.seq}, hidden {args.hidden}, {args.dtype}")
+    print(f"{title}, batch 1, seq {args.seq}, hidden {args.hidden}, {args.dtype}")
     print(f"compile (first call): {compile_s:.2f} s, of which fusekit backend {backend_s:.2f} s "
           f"(partition, generate, compile-time check{', predict' if not args.no_predict else ''}); "
           f"Dynamo + AOTAutograd + first run the rest")

@@ -494,28 +494,26 @@ def _pad_in(core, op: str, dst: LocalTensor, src: GlobalTensor, p: DataCopyExtPa
         corestate.read(core, "pad_value", op)
     value = pad.padding_value if pad.is_pad else core.pad_value  # set_pad_value's, for is_pad=False
     fill = None if value is None else np.frombuffer(dtypes.to_scalar(value, dst.dtype).tobytes(), np.uint8)
-    copies, pads, reads, writes, undefined = [], [], [], [], []
-    gm_hint = _gm_stride_hint("src_stride", p.src_stride)
+    reads, writes, undefined = [], [], []
+    g_first = _gm_blocks(core, op, src, p.block_count, p.block_len // size, gm_step // size,
+                         _gm_stride_hint("src_stride", p.src_stride))
+    pads = [(left_at, z - left_at) for left_at, z in ((0, left), (left + p.block_len, footprint)) if left_at < z]
     for b in range(p.block_count):
-        g0, g1 = src.span(core, op, p.block_len // size, first=b * gm_step // size, hint=gm_hint)
-        ub0 = u0 + b * ub_step
-        data0, data1, ub1 = ub0 + left, ub0 + left + p.block_len, ub0 + footprint
-        copies.append((data0, data1, g0, g1))
-        reads.append(src.access(g0, g1))
-        writes.append(dst.access(data0, data1))
-        for a, z in ((ub0, data0), (data1, ub1)):
-            if a < z:
-                pads.append((a, z))
-                (undefined if fill is None else writes).append(dst.access(a, z))
+        g0, ub0 = g_first + b * gm_step, u0 + b * ub_step
+        reads.append(src.access(g0, g0 + p.block_len))
+        writes.append(dst.access(ub0 + left, ub0 + left + p.block_len))
+        for at, n in pads:
+            (undefined if fill is None else writes).append(dst.access(ub0 + at, ub0 + at + n))
 
     to, frm = _memory(core, dst), _memory(core, src)
 
-    # a closure, not an Effect: besides the copied lanes it writes the pad bytes, a fill value or poison, byte by byte
+    # a closure, not an Effect: besides the copied lanes it writes the pad bytes, a fill value or poison; every
+    # block at once, as strided views of the bytes
     def effect():
-        for data0, data1, g0, g1 in copies:
-            to[data0:data1] = frm[g0:g1]
-        for a, z in pads:
-            to[a:z] = POISON if fill is None else np.resize(fill, z - a)
+        _byte_runs(to, u0 + left, ub_step, p.block_count, p.block_len)[...] = \
+            _byte_runs(frm, g_first, gm_step, p.block_count, p.block_len)
+        for at, n in pads:
+            _byte_runs(to, u0 + at, ub_step, p.block_count, n)[...] = POISON if fill is None else np.resize(fill, n)
 
     core.record(op, Pipe.MTE2, reads=tuple(reads), writes=tuple(writes), undefined=tuple(undefined),
                 count=p.block_count * p.block_len // size, nbytes=p.block_count * p.block_len, dtype=dst.dtype.name,
@@ -618,6 +616,33 @@ def _gm_stride_hint(name: str, stride: int) -> str:
 
 def _field(value) -> int:
     return int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else value
+
+
+def _gm_blocks(core, op: str, tensor: GlobalTensor, count: int, length: int, step: int, hint: str):
+    """The GM byte offset of the first of ``count`` blocks of ``length`` elements, ``step`` elements apart, from
+    ``tensor``'s first element, after checking that every block lies inside the tensor's view (the blocks go up
+    in address, so the first and the last bound them; on a fault, the first faulting block is named).
+
+    Raises:
+        KernelError (out-of-bounds): a block outside the view.
+    """
+    last = (count - 1) * step
+    try:
+        tensor.span(core, op, length, first=last, hint=hint)
+    except KernelError:
+        for b in range(count):
+            tensor.span(core, op, length, first=b * step, hint=hint)
+        raise
+    return tensor.span(core, op, length, hint=hint)[0]
+
+
+def _byte_runs(memory, start, step: int, count: int, length: int) -> np.ndarray:
+    """``count`` runs of ``length`` bytes, ``step`` bytes apart from byte ``start`` of ``memory`` (an arena or a GM
+    buffer, or a lockstep group's per-core view of one: leading axes kept), as one (..., count, length) view."""
+    whole = memory[start:start + (count - 1) * step + length]
+    return np.lib.stride_tricks.as_strided(whole, whole.shape[:-1] + (count, length),
+                                           whole.strides[:-1] + (step * whole.strides[-1], whole.strides[-1]),
+                                           writeable=True)
 
 
 def _memory(core, tensor) -> np.ndarray:
