@@ -9,11 +9,12 @@ simulated forward time, and where the time goes.
 The layer is ``transformers``' LlamaDecoderLayer from a LlamaConfig (random weights, no download):
 hidden 512, 8 heads of 64, 4 KV heads, SwiGLU MLP of 1376, RMSNorm, rotary embedding, eager attention
 (so that the softmax is an op the backend sees; with SDPA it is one fused ATen op left eager). ``--model gpt2`` /
-``bert``: ``transformers``' GPT2Block / BertLayer of the same hidden size, 64-wide heads, an MLP of 4 x hidden.
+``bert``: ``transformers``' GPT2Block / BertLayer of the same hidden size, 64-wide heads, an MLP of 4 x hidden,
+dropout 0 (``--train`` compares the compiled step's gradients with eager's: random dropout masks would differ).
 
 Measured (wall clock, this machine): the first call of the compiled layer (Dynamo + AOTAutograd
-tracing + fusekit's partitioning, generation and compile-time check of every group, and, with
-``--report``, the NPU predictions and kernel files), then the mean of ``--repeat`` forward passes of
+tracing + fusekit's partitioning, generation and compile-time check of every group, the NPU predictions
+unless ``--no-predict``, and with ``--report`` the kernel files), then the median of ``--repeat`` forward passes of
 the compiled layer (fused groups on fusekit's simulated NPU, the rest eager on the CPU) against the
 eager layer (medians: the machine is shared, single calls vary by 10x), and the profiler's split of
 one compiled forward by operator. Printed: the report's
@@ -54,7 +55,8 @@ def build_gpt2(hidden: int, seq: int, dtype):
     from transformers.models.gpt2.modeling_gpt2 import GPT2Block
 
     torch.manual_seed(0)
-    cfg = GPT2Config(n_embd=hidden, n_head=max(hidden // 64, 2), n_inner=4 * hidden, attn_implementation="eager")
+    cfg = GPT2Config(n_embd=hidden, n_head=max(hidden // 64, 2), n_inner=4 * hidden, attn_implementation="eager",
+                     resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
     return GPT2Block(cfg, layer_idx=0).to(dtype).eval(), torch.randn(1, seq, hidden, dtype=dtype), _first
 
 
@@ -65,7 +67,7 @@ def build_bert(hidden: int, seq: int, dtype):
 
     torch.manual_seed(0)
     cfg = BertConfig(hidden_size=hidden, num_attention_heads=max(hidden // 64, 2), intermediate_size=4 * hidden,
-                     attn_implementation="eager")
+                     attn_implementation="eager", hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     return BertLayer(cfg).to(dtype).eval(), torch.randn(1, seq, hidden, dtype=dtype), _first
 
 
@@ -100,11 +102,18 @@ def train(layer, x, forward, args) -> None:
               for a, b in zip(got, want))
     report = compiled.fusekit_report
     groups = {g: sum(r.fused for r in report.groups if r.graph == g) for g in report.compile_s}
-    saving = {g: report.saving_us(g) for g in report.compile_s}
+    saving = ("predicted saving per step " + ", ".join(f"{g} {report.saving_us(g):.1f} us" for g in report.compile_s)
+              if not args.no_predict else "no predictions (--no-predict)")
     print(f"training: first step (compile forward + backward, run) {first:.2f} s, fusekit backend "
-          f"{sum(report.compile_s.values()):.2f} s; fused groups {groups}; predicted saving per step "
-          + ", ".join(f"{g} {us:.1f} us" for g, us in saving.items())
-          + f"; largest gradient error relative to the gradient's max {err:.2g}")
+          f"{sum(report.compile_s.values()):.2f} s; fused groups {groups}; {saving}; largest gradient error "
+          f"relative to the gradient's max {err:.2g}")
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: at least 1")
+    return value
 
 
 def main(argv=None) -> int:
@@ -112,13 +121,13 @@ def main(argv=None) -> int:
 
     import fusekit.torch
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--model", default="llama", choices=sorted(MODELS))
     ap.add_argument("--hidden", type=int, default=512)
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "float16"))
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--report", default=None, help="write the fusion report here (adds predictions and kernel files)")
+    ap.add_argument("--repeat", type=_positive, default=5, help="timed forward passes (the median is printed)")
+    ap.add_argument("--report", default=None, help="write the fusion report here (with the kernel files)")
     ap.add_argument("--no-predict", action="store_true", help="skip the NPU predictions")
     ap.add_argument("--train", action="store_true",
                     help="also time the first training step (forward + backward graphs) of a fresh compile")

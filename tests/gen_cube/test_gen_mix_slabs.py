@@ -28,6 +28,11 @@ def mm_add_row(x, w, bias_row):  # a (N,) input broadcast along rows (not Mmad's
     return fusekit.matmul(x, w) * 0.5 + bias_row
 
 
+@fusekit.op(dtypes=("float16",))
+def mm_relu(a, b):  # ReLU in Fixpipe: an AIC_ONLY kernel
+    return fusekit.relu(fusekit.matmul(a, b))
+
+
 @fusekit.op(dtypes=("float32",))
 def mm_rms(x, w):
     z = fusekit.matmul(x, w)
@@ -91,3 +96,13 @@ def test_b_is_read_once_per_band_not_once_per_aic():
     got = predict([run.launches[0].trace], run.soc).gm_bytes
     assert expected * 0.95 <= got <= expected * 1.1, (got, expected)
     assert run.tilings[0].rows_per_core == 128 and slabs == 11
+
+
+@pytest.mark.parametrize("n, slabs", [(1000, False), (1008, True)])
+def test_an_aic_only_kernel_splits_columns_only_where_output_rows_are_whole_blocks(n, slabs):
+    """relu in Fixpipe (AIC_ONLY), float16 out: a row of 1000 halves is 2000 B, not whole 32 B blocks, so a column
+    split would let the last slab of a row and the first of the next (two AICs) write one GM block; 1008 splits."""
+    a, b = rand((16, 64), np.float16, 15), rand((64, n), np.float16, 16)
+    run = passes(mm_relu.check(a, b))
+    assert bool(run.tilings[0].cols_per_core) is slabs
+    _clean(mm_relu.sanitize(a, b))

@@ -28,9 +28,9 @@ shares of whole fractal rows (and whole 32 B blocks of the outputs, of each AIV'
 rows in bands of BASE_M, the columns in BASE_N, K in BASE_K, base sizes that fit the SoC's L0A / L0B (two buffers
 each), L0C (two tiles where they fit, so Fixpipe overlaps the next tile) and L1 (two per operand): ``fusekit.soc``.
 Where the row shares leave AICs idle (small M) the columns split too, in slabs of whole BASE_N tiles, each AIC a
-band of BASE_M rows of one slab so that B is read once per band: an AIC_ONLY kernel always, a mix kernel when its
-epilogue is elementwise (:meth:`CubeOp._slab`; a row reduction needs whole rows), its AIVs then the slab's column
-halves. :func:`tune` searches base sizes and AIC counts with the timing model; :func:`compare_unfused` times the fused
+band of BASE_M rows of one slab so that B is read once per band, where an output row is whole 32 B blocks (two
+cores never write one GM block): an AIC_ONLY kernel so, a mix kernel when its epilogue is also elementwise
+(:meth:`CubeOp._slab`; a row reduction needs whole rows), its AIVs then the slab's column halves. :func:`tune` searches base sizes and AIC counts with the timing model; :func:`compare_unfused` times the fused
 kernel against the plain matmul(s) followed by the epilogue as a vector operator.
 """
 
@@ -345,7 +345,8 @@ def plan(batch: int, m: int, n: int, k: int, b_batched: bool, in_dtype: str, spe
     the rows over ``cores`` (default the SoC's AICs), each a multiple of 16 rows where there are more rows. With
     ``col_unit`` (an AIC_ONLY kernel, whose rows need no AIV) the columns split too where the row shares leave AICs
     idle (small M): equal column shares in multiples of lcm(BASE_N, col_unit) -- whole base tiles, whole 32 B blocks
-    of the output rows."""
+    of the output rows -- when an output row is whole blocks (``n`` a multiple of ``col_unit``: else the last share
+    of a row and the first of the next, two cores', would write one GM block)."""
     bm, bn, bk = base_sizes(m, n, k, in_dtype, spec, base)
     rows = batch * m
     if rows_per_core is None:
@@ -354,10 +355,11 @@ def plan(batch: int, m: int, n: int, k: int, b_batched: bool, in_dtype: str, spe
         rows_per_core = min(_up(rows_per_core, 16), rows) if rows >= 16 else rows
     cols = 0
     budget = max(1, cores or spec.cube_cores)
-    if col_unit and rows_per_core < min(bm, rows) and n > bn:  # a band per AIC at least: B is read once per band
+    split = bool(col_unit) and n > bn and n % col_unit == 0
+    if split and rows_per_core < min(bm, rows):  # a band per AIC at least: B is read once per band
         rows_per_core = min(_up(bm, rows_per_core), rows)  # a multiple of the aligned share: still aligned
     block_dim = -(-rows // rows_per_core) if rows else 0
-    if col_unit and block_dim and budget // block_dim > 1 and n > bn:
+    if split and block_dim and budget // block_dim > 1:
         groups = min(budget // block_dim, -(-n // bn))
         cols = _up(-(-n // groups), math.lcm(bn, col_unit))
         block_dim *= -(-n // cols)
