@@ -339,6 +339,12 @@ def base_sizes(m: int, n: int, k: int, in_dtype: str, spec: SoC, base=None) -> t
     return bm, bn, bk
 
 
+def _band_rows(rows_per_core: int, base_m: int, rows: int) -> int:
+    """Rows per AIC where the columns split: a band of BASE_M rows at least (B is read once per band), a multiple of
+    the aligned share (still aligned)."""
+    return min(_up(base_m, rows_per_core), rows) if rows_per_core < min(base_m, rows) else rows_per_core
+
+
 def plan(batch: int, m: int, n: int, k: int, b_batched: bool, in_dtype: str, spec: SoC, cores: "int | None",
          base=None, rows_per_core: "int | None" = None, col_unit: "int | None" = None) -> CubePlan:
     """The cube tiling (module doc): ``rows_per_core`` when a mix kernel's AIV tiling fixes it, else equal shares of
@@ -356,8 +362,8 @@ def plan(batch: int, m: int, n: int, k: int, b_batched: bool, in_dtype: str, spe
     cols = 0
     budget = max(1, cores or spec.cube_cores)
     split = bool(col_unit) and n > bn and n % col_unit == 0
-    if split and rows_per_core < min(bm, rows):  # a band per AIC at least: B is read once per band
-        rows_per_core = min(_up(bm, rows_per_core), rows)  # a multiple of the aligned share: still aligned
+    if split:
+        rows_per_core = _band_rows(rows_per_core, bm, rows)
     block_dim = -(-rows // rows_per_core) if rows else 0
     if split and block_dim and budget // block_dim > 1:
         groups = min(budget // block_dim, -(-n // bn))
@@ -915,18 +921,13 @@ class CubeOp:
         a row and the first of the next are two cores' and share no block)."""
         keep = (cube.rows_per_core, 0)
         budget = max(1, core_num or spec.cube_cores)
-        if program.reductions or program.row_slots or not spec.data_copy_pad or not cube.block_dim or \
-                cube.n <= cube.base_n:
-            return keep
-        if any(cube.n * dtypes.as_dtype(program.gm_dtypes[x]).sizeof() % 32 for x in program.outputs):
-            return keep
-        rows = cube.rows_per_core
-        if rows < min(cube.base_m, cube.rows):
-            rows = min(_up(cube.base_m, rows), cube.rows)  # a multiple of the aligned share: still aligned
-        bands = -(-cube.rows // rows)
         blocks = _block_elements(program)
-        if cube.n % blocks:  # a slab or half of another width would leave UB lanes undefined
+        # n whole blocks of every GM tensor: no slab or half leaves undefined UB lanes, no output block is two cores'
+        if program.reductions or program.row_slots or not spec.data_copy_pad or not cube.block_dim or \
+                cube.n <= cube.base_n or cube.n % blocks:
             return keep
+        rows = _band_rows(cube.rows_per_core, cube.base_m, cube.rows)
+        bands = -(-cube.rows // rows)
         unit = math.lcm(cube.base_n, blocks)
         groups = min(budget // bands, -(-cube.n // unit))
         cols = _up(-(-cube.n // groups), unit) if groups > 1 else cube.n

@@ -59,23 +59,29 @@ def accesses(tensor, offsets: np.ndarray) -> tuple:
     return tuple(tensor.access(base + a, base + z) for a, z in runs)
 
 
-_RUNS: dict[int, tuple] = {}  # id of a cached (read-only) offsets array -> (the array, its size, its byte runs)
+_MEMO: dict[tuple, tuple] = {}  # (what, id of a read-only offsets array, key) -> (the array, the value)
+
+
+def _remembered(what: str, offsets: np.ndarray, key, compute):
+    """``compute()`` for ``offsets``, remembered when the array is read-only (``fusekit.asc.cube.layout``'s cached
+    arrays, which the same shapes ask for again); ``key``: the other arguments the value depends on."""
+    slot = (what, id(offsets), key)
+    hit = _MEMO.get(slot)
+    if hit is not None and hit[0] is offsets:
+        return hit[1]
+    value = compute()
+    if not offsets.flags.writeable:
+        if len(_MEMO) > 2048:
+            _MEMO.clear()
+        _MEMO[slot] = (offsets, value)
+    return value
 
 
 def _runs(offsets: np.ndarray, size: int) -> tuple:
-    """Byte ranges of the elements at ``offsets`` from byte 0, adjacent ones merged; remembered for the read-only
-    arrays of ``fusekit.asc.cube.layout``'s caches, which the same shapes ask for again."""
-    hit = _RUNS.get(id(offsets))
-    if hit is not None and hit[0] is offsets and hit[1] == size:
-        return hit[2]
+    """Byte ranges of the elements at ``offsets`` from byte 0, adjacent ones merged (remembered)."""
     # sorted first: a fractal layout's offsets are runs out of order, and merged_ranges sorts an unsorted index
     # through np.unique, several times slower than a sort
-    runs = merged_ranges(np.sort(offsets, axis=None), size, 0)
-    if not offsets.flags.writeable:
-        if len(_RUNS) > 1024:
-            _RUNS.clear()
-        _RUNS[id(offsets)] = (offsets, size, runs)
-    return runs
+    return _remembered("runs", offsets, size, lambda: merged_ranges(np.sort(offsets, axis=None), size, 0))
 
 
 def repeated(offsets: np.ndarray) -> bool:
@@ -84,7 +90,6 @@ def repeated(offsets: np.ndarray) -> bool:
     return bool(ordered.size > 1 and (ordered[1:] == ordered[:-1]).any())
 
 
-_STRIDED: dict[int, tuple] = {}  # id of a cached (read-only) offsets array -> (the array, its strided form or None)
 _MAX_AXES = 12  # a layout needing more axes than this is read by fancy indexing
 
 
@@ -95,15 +100,7 @@ def strided(offsets: np.ndarray) -> "tuple | None":
     (rows of C0 elements, fractals a fixed stride apart): one strided copy moves them, several times faster than
     a gather by index. Found axis by axis from the innermost: the longest run of one step, then the run's first
     elements as the next axis; remembered for the read-only cached arrays."""
-    hit = _STRIDED.get(id(offsets))
-    if hit is not None and hit[0] is offsets:
-        return hit[1]
-    form = _decompose(offsets.ravel())
-    if not offsets.flags.writeable:
-        if len(_STRIDED) > 1024:
-            _STRIDED.clear()
-        _STRIDED[id(offsets)] = (offsets, form)
-    return form
+    return _remembered("strided", offsets, None, lambda: _decompose(offsets.ravel()))
 
 
 def _decompose(flat: np.ndarray) -> "tuple | None":
