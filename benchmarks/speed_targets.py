@@ -11,7 +11,9 @@ executor the launches took (``Trace.executor``).
 Workloads (Ascend910B1, 48 cores, BUFFER_NUM 2): FusedAddScale 2^22 float16 (``fusekit.ops``); the generated
 SwiGLU 2^22 float16, AddRmsNorm (1024, 4096) float16, scaled masked softmax (8192, 128) float16 and
 (1024, 128) float32 (the LLaMA layer's), scale 0.125; then the LLaMA decoder layer of
-``benchmarks/torch_llama_layer.py``, compiled forward over eager forward (medians).
+``benchmarks/torch_llama_layer.py``, compiled forward over eager forward (medians), with the backend's default
+replay (``fusekit.gen.replay``: each group simulated at its first call, later forwards by its hardware model) and
+with every forward simulated.
 """
 
 from __future__ import annotations
@@ -70,15 +72,18 @@ def workloads():
                lambda key=label: {r.trace.executor for r in last[key].launches})
 
 
-def llama(repeat: int) -> tuple[float, float]:
-    """(compiled forward ms, eager forward ms) of the LLaMA layer, medians of ``repeat``."""
+def llama(repeat: int, replay: bool) -> tuple[float, float]:
+    """(compiled forward ms, eager forward ms) of the LLaMA layer, medians of ``repeat``; ``replay``: the backend's
+    default (later calls of a shape answered by the generated operators' hardware models, fusekit.gen.replay), else
+    every forward simulated."""
     import torch
 
     import fusekit.torch
     from torch_llama_layer import build
 
+    torch._dynamo.reset()
     layer, x, forward = build(512, 128, torch.float32)
-    compiled = fusekit.torch.compile(layer, predict=False, progress=False)
+    compiled = fusekit.torch.compile(layer, predict=False, progress=False, replay=replay)
     with torch.no_grad():
         forward(compiled, x)  # compile
         eager, fused = [], []
@@ -105,11 +110,12 @@ def main(argv=None) -> int:
         verdict = "ok" if ratio <= TARGETS[label] else "MISS"
         print(f"{label:<34} {sim * 1e3:8.1f}ms {numpy_model * 1e3:7.1f}ms {ratio:6.2f}x {TARGETS[label]:5.1f}x "
               f"{c_model * 1e3:6.1f}ms  {','.join(sorted(executors()))} {verdict}")
-    if not args.no_llama:
-        fused, eager = llama(args.llama_repeat)
+    for replay in () if args.no_llama else (True, False):
+        fused, eager = llama(args.llama_repeat, replay)
         ratio = fused / eager
-        print(f"{'LLaMA layer forward, compiled/eager':<34} {fused:8.1f}ms {eager:7.2f}ms {ratio:6.1f}x {10.0:5.1f}x"
-              f"{'':>9}  {'ok' if ratio <= 10 else 'MISS'}")
+        label = "LLaMA forward, compiled/eager" + ("" if replay else " (no replay)")
+        print(f"{label:<34} {fused:8.1f}ms {eager:7.2f}ms {ratio:6.1f}x {10.0:5.1f}x"
+              f"{'':>9}  {'replay' if replay else 'simulated'} {'ok' if ratio <= 10 else 'MISS'}")
     return 0
 
 

@@ -251,7 +251,8 @@ def test_any_shape_and_k_split_matches_the_documented_order(m, n, k, base_k, see
 
 @pytest.mark.parametrize("wide", [True, False], ids=["float-inputs", "b16-inputs"])
 @pytest.mark.parametrize("simd", [True, False], ids=["avx2", "portable"])
-@pytest.mark.parametrize("shape", [(16, 64, 128), (5, 17, 13), (3, 9, 37), (2, 1, 8)])
+@pytest.mark.parametrize("shape", [(16, 64, 128), (13, 24, 40), (5, 17, 13), (3, 9, 37), (2, 1, 8),
+                                   (7, 300, 24), (64, 256, 141)])  # K in two chunks; two threads, each half with a tail
 def test_the_c_accumulation_loops_take_the_documented_steps(wide, simd, shape):
     """fusekit.asc._native.mmad (both its loops) against the documented steps written here in numpy, on data with
     NaN, inf, denormals and negative zeros; the two loops name NaN alike (payloads are not modelled)."""

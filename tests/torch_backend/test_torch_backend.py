@@ -417,3 +417,34 @@ def test_llama_layer_at_hidden_512_seq_128():
     assert time.perf_counter() - started < 30  # the issue's compile-time target
     with torch.no_grad():
         close(y, forward(layer, x))
+
+
+@pytest.mark.parametrize("replay", [True, False], ids=["replay", "simulate-every-call"])
+def test_later_calls_replay_their_first_simulation(monkeypatch, replay):
+    """fusekit.gen.replay: a group's first call at a shape simulates, later ones compute its hardware model (no
+    launch); replay=False simulates every call. Both give eager's answer and the same bits as each other."""
+    import sys
+
+    import fusekit.asc
+
+    launches = []
+    real = fusekit.asc.launch
+
+    def counted(*args, **kwargs):
+        launches.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sys.modules["fusekit.gen.op"], "launch", counted)  # fusekit.gen.op is also a function
+    monkeypatch.setattr(fusekit.asc, "launch", counted)  # fusekit.gen.cube imports it at call time
+    model = RmsSwiglu().eval()
+    x, r = torch.randn(8, 64), torch.randn(8, 64)
+    compiled = fusekit.torch.compile(model, verify=False, progress=False, replay=replay)
+    with torch.no_grad():
+        first = compiled(x, r)
+        started = len(launches)
+        assert started, "the first call simulates"
+        x2, r2 = torch.randn(8, 64), torch.randn(8, 64)
+        later = compiled(x2, r2)
+        close(first, model(x, r))
+        close(later, model(x2, r2))
+    assert (len(launches) == started) == replay

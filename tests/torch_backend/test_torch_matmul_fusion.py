@@ -162,3 +162,69 @@ def test_llama_layer_fuses_across_its_matmuls():
     assert fused_mm <= t.fused_flops < fused_mm + 2 ** 15  # plus the epilogues' one-per-element ops
     assert t.flops >= fused_mm + eager_mm and 0 < t.share()[1] < 1
     assert not report.warnings
+
+
+class ConvBlock(torch.nn.Module):
+    """conv + bias, a per-channel scale (a folded batch norm), a residual and a ReLU: the article's "bigger fusion"."""
+
+    def __init__(self, cin=6, cout=16, **conv):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(cin, cout, 3, **conv)
+        self.scale = torch.nn.Parameter(torch.rand(cout, 1, 1) + 0.5)
+
+    def forward(self, x, r):
+        return F.relu(self.conv(x) * self.scale + r)
+
+
+@pytest.mark.parametrize("dtype, precision", [(torch.float32, "fp32"), (torch.float16, "native")])
+@pytest.mark.parametrize("conv", [dict(padding=1), dict(stride=2, padding=(0, 1), dilation=(1, 2))],
+                         ids=["same", "strided-dilated"])
+def test_convolution_with_its_epilogue_is_one_operator(dtype, precision, conv):
+    """ATen's NCHW convolution and its epilogue run as one generated conv2d (NHWC inside, laid out back)."""
+    model = ConvBlock(**conv).to(dtype).eval()
+    x = torch.randn(2, 6, 9, 11, dtype=dtype)
+    with torch.no_grad():
+        r = torch.randn(model.conv(x).shape, dtype=dtype)
+        want = model(x, r)
+        compiled = fusekit.torch.compile(model, progress=False, predict=True, precision=precision)
+        got = compiled(x, r)
+    assert got.shape == want.shape and got.is_contiguous()
+    close(got, want)
+    report = compiled.fusekit_report
+    assert fused_products(report) == [["fusekit_convolution", "mul.Tensor", "add.Tensor", "relu"]]
+    traffic = next(iter(report.traffic.values()))
+    assert traffic.share()[0] == 1.0  # every FLOP of the graph in the fused kernel
+
+
+def test_a_convolution_epilogue_broadcast_along_w_is_laid_out_channels_last():
+    """An NCHW operand that broadcasts along W only is materialised in NHWC, not taken as a channel row."""
+    conv = torch.nn.Conv2d(4, 8, 3, padding=1).eval()
+    w_row = torch.randn(12)  # NCHW's last axis: one value per column of the image
+
+    def fn(x):
+        return torch.sigmoid(conv(x) + w_row)
+    x = torch.randn(1, 4, 12, 12)
+    with torch.no_grad():
+        compiled = fusekit.torch.compile(fn, progress=False)
+        got = compiled(x)
+        close(got, fn(x))
+    assert fused_products(compiled.fusekit_report) == [["fusekit_convolution", "add.Tensor", "sigmoid"]]
+
+
+def test_convolutions_the_generator_does_not_take_stay_eager_with_the_reason():
+    """A grouped convolution stays an ATen op; a reduction after a convolution leaves the product eager (the NHWC
+    kernel's rows are pixels), and the rest still fuses."""
+    grouped = torch.nn.Conv2d(4, 8, 3, groups=2).eval()
+    plain = torch.nn.Conv2d(4, 8, 3).eval()
+
+    def fn(x):
+        return torch.softmax(plain(x) * 2.0, dim=-1) + torch.relu(grouped(x) + 1.0)
+    x = torch.randn(1, 4, 10, 10)
+    with torch.no_grad():
+        compiled = fusekit.torch.compile(fn, progress=False)
+        close(compiled(x), fn(x))
+    report = compiled.fusekit_report
+    eager = " ".join(report.eager[next(iter(report.eager))])
+    assert "one group" in eager
+    reasons = " ".join(g.reason or "" for g in report.groups)
+    assert "a reduction after a convolution" in reasons

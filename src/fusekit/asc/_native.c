@@ -25,6 +25,15 @@
 #include <stdint.h>
 #include <string.h>
 
+/* mmad's column halves on two threads where POSIX threads exist, for products of at least this many steps */
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#define MMAD_THREADS 1
+#else
+#define MMAD_THREADS 0
+#endif
+#define MMAD_THREAD_WORK (1 << 21)
+
 enum { OP_ADD = 0, OP_SUB = 1, OP_MUL = 2, OP_DIV = 3 };
 
 #define QUIET_F32 0x00400000u
@@ -224,28 +233,59 @@ SIMD static void to_half_simd(uint16_t *d, const uint32_t *a, Py_ssize_t n) {
     to_half_portable(d, a, i, n);
 }
 
-/* mmad on one lane, the steps of mmad_rows (below) on 8 columns at a time: wide, each step (acc + a * b) in double,
-   rounded to float; else in float. Returns the columns done (a multiple of 8); mmad_rows does the rest. */
-SIMD static Py_ssize_t mmad_simd(float *c, const float *a, const float *b, Py_ssize_t m, Py_ssize_t k, Py_ssize_t n,
-                                 int wide) {
-    const Py_ssize_t full = n / 8 * 8;
-    for (Py_ssize_t i = 0; i < m; i++) {
-        float *row = c + i * n;
-        for (Py_ssize_t kk = 0; kk < k; kk++) {
-            const float *brow = b + kk * n;
-            if (wide) {
-                const __m256d av = _mm256_set1_pd((double)a[i * k + kk]);
-                for (Py_ssize_t j = 0; j < full; j += 4) {
-                    const __m256d sum = _mm256_add_pd(_mm256_cvtps_pd(_mm_loadu_ps(row + j)),
-                                                      _mm256_mul_pd(av, _mm256_cvtps_pd(_mm_loadu_ps(brow + j))));
-                    _mm_storeu_ps(row + j, _mm256_cvtpd_ps(sum));
-                }
-            } else {
-                const __m256 av = _mm256_set1_ps(a[i * k + kk]);
-                for (Py_ssize_t j = 0; j < full; j += 8)
-                    _mm256_storeu_ps(row + j, _mm256_add_ps(_mm256_loadu_ps(row + j),
-                                                            _mm256_mul_ps(av, _mm256_loadu_ps(brow + j))));
+/* Rows [i0, i0 + R) x columns [j, j + 8) of mmad on one lane, the k steps of mmad_rows (below) with C in registers:
+   wide, each step (acc + a * b) in double, rounded to float (the round trip through float keeps every step's
+   rounding); else in float, over K steps [k0, k1) (MMAD_KC at most: B's panel of 8 columns stays in L1 across the row
+   blocks). */
+#define MMAD_ROWS 6
+#define MMAD_KC 256 /* K steps per pass: B's panel of 256 x 32 B stays in L1 */
+SIMD static inline __attribute__((always_inline)) void mmad_block(float *c, const float *a, const float *b,
+                                                                  Py_ssize_t i0, const int R, Py_ssize_t j,
+                                                                  Py_ssize_t k0, Py_ssize_t k1, Py_ssize_t k,
+                                                                  Py_ssize_t n, int wide) {
+    if (wide) {
+        __m256d lo[MMAD_ROWS], hi[MMAD_ROWS];
+        for (int r = 0; r < R; r++) {
+            lo[r] = _mm256_cvtps_pd(_mm_loadu_ps(c + (i0 + r) * n + j));
+            hi[r] = _mm256_cvtps_pd(_mm_loadu_ps(c + (i0 + r) * n + j + 4));
+        }
+        for (Py_ssize_t kk = k0; kk < k1; kk++) {
+            const __m256d blo = _mm256_cvtps_pd(_mm_loadu_ps(b + kk * n + j));
+            const __m256d bhi = _mm256_cvtps_pd(_mm_loadu_ps(b + kk * n + j + 4));
+            for (int r = 0; r < R; r++) {
+                const __m256d av = _mm256_set1_pd((double)a[(i0 + r) * k + kk]);
+                lo[r] = _mm256_cvtps_pd(_mm256_cvtpd_ps(_mm256_add_pd(lo[r], _mm256_mul_pd(av, blo))));
+                hi[r] = _mm256_cvtps_pd(_mm256_cvtpd_ps(_mm256_add_pd(hi[r], _mm256_mul_pd(av, bhi))));
             }
+        }
+        for (int r = 0; r < R; r++) {
+            _mm_storeu_ps(c + (i0 + r) * n + j, _mm256_cvtpd_ps(lo[r]));
+            _mm_storeu_ps(c + (i0 + r) * n + j + 4, _mm256_cvtpd_ps(hi[r]));
+        }
+    } else {
+        __m256 acc[MMAD_ROWS];
+        for (int r = 0; r < R; r++) acc[r] = _mm256_loadu_ps(c + (i0 + r) * n + j);
+        for (Py_ssize_t kk = k0; kk < k1; kk++) {
+            const __m256 bv = _mm256_loadu_ps(b + kk * n + j);
+            for (int r = 0; r < R; r++)
+                acc[r] = _mm256_add_ps(acc[r], _mm256_mul_ps(_mm256_set1_ps(a[(i0 + r) * k + kk]), bv));
+        }
+        for (int r = 0; r < R; r++) _mm256_storeu_ps(c + (i0 + r) * n + j, acc[r]);
+    }
+}
+
+/* Columns [j0, j1) of mmad on one lane in blocks of MMAD_ROWS rows x 8 columns (mmad_block). Returns the end of the
+   columns done (j0 + a multiple of 8); mmad_rows does the rest. No FMA instruction: the target has none, so the
+   product is rounded before the sum (exact for these products in any case). */
+SIMD static Py_ssize_t mmad_simd(float *c, const float *a, const float *b, Py_ssize_t m, Py_ssize_t k, Py_ssize_t n,
+                                 Py_ssize_t j0, Py_ssize_t j1, int wide) {
+    const Py_ssize_t full = j0 + (j1 - j0) / 8 * 8, whole = m / MMAD_ROWS * MMAD_ROWS;
+    for (Py_ssize_t k0 = 0; k0 < k; k0 += MMAD_KC) { /* C through memory between K chunks: the same bits */
+        const Py_ssize_t k1 = k0 + MMAD_KC < k ? k0 + MMAD_KC : k;
+        for (Py_ssize_t j = j0; j < full; j += 8) {
+            for (Py_ssize_t i = 0; i < whole; i += MMAD_ROWS)
+                mmad_block(c, a, b, i, MMAD_ROWS, j, k0, k1, k, n, wide);
+            for (Py_ssize_t i = whole; i < m; i++) mmad_block(c, a, b, i, 1, j, k0, k1, k, n, wide);
         }
     }
     return full;
@@ -423,21 +463,45 @@ done:
     return result;
 }
 
-/* acc (m x n) += a (m x k) @ b (k x n) for columns [j0, n), element by element (see py_mmad). */
+/* acc (m x n) += a (m x k) @ b (k x n) for columns [j0, j1), element by element (see py_mmad). */
 static void mmad_rows(float *cl, const float *al, const float *bl, Py_ssize_t m, Py_ssize_t k, Py_ssize_t n,
-                      Py_ssize_t j0, int wide) {
+                      Py_ssize_t j0, Py_ssize_t j1, int wide) {
     for (Py_ssize_t i = 0; i < m; i++) {
         float *row = cl + i * n;
         for (Py_ssize_t kk = 0; kk < k; kk++) {
             const float av = al[i * k + kk], *brow = bl + kk * n;
             if (wide) {
                 const double ad = (double)av;
-                for (Py_ssize_t j = j0; j < n; j++) row[j] = (float)((double)row[j] + ad * (double)brow[j]);
+                for (Py_ssize_t j = j0; j < j1; j++) row[j] = (float)((double)row[j] + ad * (double)brow[j]);
             } else {
-                for (Py_ssize_t j = j0; j < n; j++) row[j] = row[j] + av * brow[j];
+                for (Py_ssize_t j = j0; j < j1; j++) row[j] = row[j] + av * brow[j];
             }
         }
     }
+}
+
+/* Columns [j0, j1) of every lane: each column's k steps are independent of the other columns', so column ranges
+   can run on two threads and give the same bits. */
+typedef struct {
+    float *c;
+    const float *a, *b;
+    Py_ssize_t lanes, a_lanes, b_lanes, m, k, n, j0, j1;
+    int wide;
+} mmad_part;
+
+static void *mmad_columns(void *arg) {
+    const mmad_part *p = (const mmad_part *)arg;
+    for (Py_ssize_t l = 0; l < p->lanes; l++) {
+        const float *al = p->a + (p->a_lanes == 1 ? 0 : l) * p->m * p->k;
+        const float *bl = p->b + (p->b_lanes == 1 ? 0 : l) * p->k * p->n;
+        float *cl = p->c + l * p->m * p->n;
+        Py_ssize_t done = p->j0;
+#if HAVE_X86_SIMD
+        if (use_simd) done = mmad_simd(cl, al, bl, p->m, p->k, p->n, p->j0, p->j1, p->wide);
+#endif
+        mmad_rows(cl, al, bl, p->m, p->k, p->n, done, p->j1, p->wide);
+    }
+    return NULL;
 }
 
 /* mmad(acc, a, b, lanes, a_lanes, b_lanes, m, k, n, wide): acc[l] (m x n float32, in place) += a[l] (m x k) @ b[l]
@@ -459,16 +523,26 @@ static PyObject *py_mmad(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "mmad: buffer sizes do not match lanes x m x k x n");
         goto done;
     }
-    for (Py_ssize_t l = 0; l < lanes; l++) {
-        const float *al = (const float *)a.buf + (a_lanes == 1 ? 0 : l) * m * k;
-        const float *bl = (const float *)b.buf + (b_lanes == 1 ? 0 : l) * k * n;
-        float *cl = (float *)c.buf + l * m * n;
-        Py_ssize_t done = 0;
-#if HAVE_X86_SIMD
-        if (use_simd) done = mmad_simd(cl, al, bl, m, k, n, wide);
-#endif
-        mmad_rows(cl, al, bl, m, k, n, done, wide);
+    Py_BEGIN_ALLOW_THREADS
+    mmad_part whole = {(float *)c.buf, (const float *)a.buf, (const float *)b.buf, lanes, a_lanes, b_lanes, m, k, n,
+                       0, n, wide};
+    int split = 0;
+#if MMAD_THREADS
+    if (lanes * m * k * n >= MMAD_THREAD_WORK && n >= 16) { /* the upper half of the columns on a second thread */
+        mmad_part upper = whole;
+        upper.j0 = whole.j1 = n / 16 * 8;
+        pthread_t helper;
+        if (pthread_create(&helper, NULL, mmad_columns, &upper) == 0) {
+            mmad_columns(&whole);
+            pthread_join(helper, NULL);
+            split = 1;
+        } else {
+            whole.j1 = n;
+        }
     }
+#endif
+    if (!split) mmad_columns(&whole);
+    Py_END_ALLOW_THREADS
     result = Py_NewRef(Py_None);
 done:
     PyBuffer_Release(&b);

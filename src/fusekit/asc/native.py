@@ -131,7 +131,9 @@ def tree_sum(y: np.ndarray, saturate: bool) -> np.ndarray | None:
 
 def mmad(acc: np.ndarray, a: np.ndarray, b: np.ndarray, wide: bool) -> bool:
     """``acc += a @ b`` in place, as :func:`fusekit.asc.cube.mmad.product` orders it (one rounding to float32 per
-    addition, k ascending; ``wide``: each step in float64), in C; False, with nothing done, where C does not apply.
+    addition, k ascending; ``wide``: each step in float64), in C (the column halves of a product of 2^21 steps or
+    more on two threads, without the GIL: columns are independent); False, with nothing done, where C does not
+    apply.
 
     ``acc``: float32 (lanes, m, n), C-contiguous; ``a`` (lanes or 1, m, k), ``b`` (lanes or 1, k, n): float32 (copied
     to C order when they are not).

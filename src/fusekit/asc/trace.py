@@ -179,7 +179,8 @@ class Trace:
             them (``launch(initial_state=)``).
         executor: which executor ran the launch: ``"lockstep"`` (the default: cores that follow one instruction
             stream run as one group, ``fusekit.asc.lockstep``) or ``"reference"`` (one core after another in block
-            order). Not compared: both give the same Trace.
+            order). Not compared: both give the same Trace. ``"replay"``: a generated operator's later call of one
+            input signature, answered by its hardware model with the first call's Trace (``fusekit.gen.replay``).
         core_kind: the kind of the launch's cores (``"AIV"``; ``"AIC"`` for a kernel of kernel type AIC_ONLY,
             ``fusekit.machine.cores``); the first kind of a mix launch.
         kinds: per core, its kind, in a mix launch (empty otherwise: every core is ``core_kind``).

@@ -787,8 +787,27 @@ class CubeOp:
                                           dict(g.input_dtypes, **{x: dtype for x in accs}), g.defaults))
         return s, fix
 
+    @staticmethod
+    def pixel_rows(s: Split, named: dict) -> dict:
+        """A conv2d's epilogue inputs, which broadcast to its NHWC result (N, Ho, Wo, Cout), as the product's
+        (N, Ho x Wo, Cout) rows: the two pixel axes merged (broadcast to (Ho, Wo) first where only one of them is
+        1); a (Cout,) row or one element as it is. Any other operator's inputs as they are."""
+        if s.conv is None:
+            return named
+        g = conv_geometry(s, named[s.a].shape, named[s.b].shape, named[s.a].itemsize)
+        out = dict(named)
+        for name, x in named.items():
+            if name in (s.a, s.b) or x.ndim < 2:
+                continue
+            x4 = x.reshape((1,) * (4 - x.ndim) + x.shape)
+            if x4.shape[1:3] not in ((1, 1), (g["ho"], g["wo"])):
+                x4 = np.broadcast_to(x4, (x4.shape[0], g["ho"], g["wo"], x4.shape[3]))
+            out[name] = x4.reshape(x4.shape[0], x4.shape[1] * x4.shape[2], x4.shape[3])
+        return out
+
     def layout(self, s: Split, named: dict) -> tuple:
-        """(0-d inputs, (N,) inputs) of the epilogue of ``s`` for the operator's inputs ``named``.
+        """(0-d inputs, (N,) inputs) of the epilogue of ``s`` for the operator's inputs ``named`` (a conv2d's:
+        :meth:`pixel_rows`).
 
         Raises:
             ValueError: epilogue inputs that do not broadcast to the product's shape."""
@@ -820,6 +839,7 @@ class CubeOp:
         dt = self.op._dtype(named, dtype)
         precision = self.resolve_precision(precision, dt, spec)
         s = self.split(dt)
+        named = self.pixel_rows(s, named)
         lead, m, n, k, a3, b3, b_batched = _operands(s, named)
         bm, bn, bk = base_sizes(m, n, k, dtypes.from_numpy(a3.dtype).name, spec, base)
         in_dtype = _check_dtypes(s, a3, b3, spec, bn, n)
@@ -986,7 +1006,8 @@ class CubeOp:
         c = [product(a3[i], b3[i % len(b3)], init) for i in range(len(a3))]
         return np.stack(c).reshape(tuple(lead) + (m, n)) if c else np.zeros(tuple(lead) + (m, n), acc)
 
-    def reference(self, model: str, *arrays, soc=None, precision_dtype=None, overflow_mode=None, **attrs) -> dict:
+    def reference(self, model: str, *arrays, soc=None, precision_dtype=None, overflow_mode=None, overflowed=None,
+                  **attrs) -> dict:
         """As :meth:`GeneratedOp.reference`: ``hardware`` / ``fp32`` run the product as the cube does, then the
         Fixpipe's conversion or the epilogue's program; ``exact`` is float64 throughout, rounded once."""
         from fusekit.asc.cube.fixpipe import QuantModes, Scale, convert
@@ -995,6 +1016,7 @@ class CubeOp:
         named, values = self.op._bind(arrays, dict(attrs))
         dt = self.op._dtype(named, precision_dtype)
         s = self.split(dt)
+        named = self.pixel_rows(s, named)
         if model == "exact":
             return self._exact(s, named, values, dt, rounded=True)
         if model not in ("hardware", "fp32"):
@@ -1017,12 +1039,14 @@ class CubeOp:
                           mode == "saturation") for x in cs]
         rest = [named[x.name] for x in s.epilogue.inputs[len(cs):]]
         return self._nhwc(s, named, self.epilogue_op(s).reference(model, *cs, *rest, soc=spec, precision_dtype=dt,
-                                                                  overflow_mode=mode, **values))
+                                                                  overflow_mode=mode, overflowed=overflowed,
+                                                                  **values))
 
     def exact(self, *arrays, soc=None, **attrs) -> dict:
         named, values = self.op._bind(arrays, dict(attrs))
         dt = self.op._dtype(named, None)
-        return self._exact(self.split(dt), named, values, dt, rounded=False)
+        s = self.split(dt)
+        return self._exact(s, self.pixel_rows(s, named), values, dt, rounded=False)
 
     def _exact(self, s: Split, named: dict, values: dict, dt: str, rounded: bool) -> dict:
         """float64 A @ B, the epilogue in float64 (fusekit.gen.reference.exact), rounded once to each output's dtype."""

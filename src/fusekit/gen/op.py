@@ -22,6 +22,7 @@ import inspect
 import json
 import math
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,6 +113,7 @@ class GeneratedOp:
         self.op_type = op_type or "".join(p.capitalize() for p in self.name.split("_"))
         self.dtypes = tuple(dtypes.as_dtype(d).name for d in dtypes_)
         self._variants: dict = {}
+        self._replays: OrderedDict = OrderedDict()  # input signature -> its first GenRun (fusekit.gen.replay)
         from .cube import CubeOp, has_matmul
 
         self.cube = CubeOp(self) if has_matmul(self.graph) else None  # a matmul: AIC / mix kernels (fusekit.gen.cube)
@@ -252,7 +254,8 @@ class GeneratedOp:
 
     # -- run
     def run(self, *arrays, soc=None, core_num: int | None = None, buffer_num: int = 2, precision: str | None = None,
-            tile_length: int | None = None, dtype: str | None = None, launcher=None, **kwargs) -> GenRun:
+            tile_length: int | None = None, dtype: str | None = None, launcher=None, replay: bool = False,
+            **kwargs) -> GenRun:
         """Run the operator on the simulated NPU; returns a :class:`GenRun`.
 
         Args:
@@ -262,6 +265,8 @@ class GeneratedOp:
             tile_length: force TILE_LENGTH (elements, multiple of 512 B of the narrowest GM dtype); in a
                 row-tiled kernel, TILE_ROWS (rows per tile).
             dtype: the floating dtype when no input carries it (all inputs have fixed dtypes).
+            replay: simulate the first call of each input signature only and compute later ones with the
+                operator's hardware model, returning the first call's Traces (:mod:`fusekit.gen.replay`).
             kwargs: the operator's float attributes by name, then launch options of
                 ``fusekit.asc.launch`` (strict, executor, sample_cores, overflow, auto_sync).
 
@@ -271,6 +276,12 @@ class GeneratedOp:
             GraphError: the expression needs an instruction the SoC (or fusekit.asc) lacks.
             KernelError: the generated kernel broke a hardware rule (a generator bug).
         """
+        if replay:
+            from . import replay as replayed
+
+            return replayed.run(self, arrays, dict(soc=soc, core_num=core_num, buffer_num=buffer_num,
+                                                   precision=precision, tile_length=tile_length, dtype=dtype,
+                                                   launcher=launcher), kwargs)
         if self.cube is not None:
             return self.cube.run(*arrays, soc=soc, core_num=core_num, buffer_num=buffer_num, precision=precision,
                                  tile_length=tile_length, dtype=dtype, launcher=launcher, **kwargs)
@@ -504,15 +515,16 @@ class GeneratedOp:
 
     # -- references
     def reference(self, model: str, *arrays, soc=None, precision_dtype: str | None = None,
-                  overflow_mode: str | None = None, **attrs) -> dict:
+                  overflow_mode: str | None = None, overflowed: list | None = None, **attrs) -> dict:
         """The outputs under a reference model: ``hardware`` (the native kernel instruction by
         instruction), ``fp32`` (the fp32 kernel's), ``exact`` (float64, one rounding at the end).
 
         Returns {output name: array of the output's dtype and shape}. ``overflow_mode`` defaults to the
-        SoC's (saturation on 310P)."""
+        SoC's (saturation on 310P). ``overflowed``: a list the hardware and fp32 models append the op of each
+        row sum that overflowed from finite inputs to (what ``Trace.overflows`` holds for the kernel)."""
         if self.cube is not None:
             return self.cube.reference(model, *arrays, soc=soc, precision_dtype=precision_dtype,
-                                       overflow_mode=overflow_mode, **attrs)
+                                       overflow_mode=overflow_mode, overflowed=overflowed, **attrs)
         spec = get_soc(soc)
         named, values = self._bind(arrays, dict(attrs))
         dt = self._dtype(named, precision_dtype)
@@ -545,8 +557,8 @@ class GeneratedOp:
         if model not in ("hardware", "fp32"):
             raise ValueError(f"unknown reference model {model!r}; use hardware, fp32 or exact")
         program = lower(self.graph, dt, "native" if model == "hardware" else "fp32", spec, scalar_inputs,
-                        row_inputs, rows)
-        out = run_program(program, flat, values, mode, spec.arch)
+                        row_inputs, rows, self.row_outputs)
+        out = run_program(program, flat, values, mode, spec.arch, overflowed)
         return {k: v.reshape(shape) for k, v in out.items()}
 
     def exact(self, *arrays, soc=None, **attrs) -> dict:

@@ -69,10 +69,12 @@ def _row_extreme(x: np.ndarray, largest: bool) -> np.ndarray:
     return value
 
 
-def run_program(program: Program, arrays: dict, values: dict, mode: str, arch: str = "2201") -> dict:
+def run_program(program: Program, arrays: dict, values: dict, mode: str, arch: str = "2201",
+                overflowed: list | None = None) -> dict:
     """Evaluate ``program`` on input ``arrays`` (name -> 1-D array; [N, C] rows for a row-tiled program,
     (C,) inputs broadcast) and scalar ``values`` (name -> float: attrs, 0-d inputs, inv_row); returns
-    {output name: array}."""
+    {output name: array}. ``overflowed``: a list to append ``"reduce_sum"`` to for each row sum that is inf or NaN
+    where its row is finite (the kernel's ``Trace.overflows``, fusekit.asc.basic.vec_reduce)."""
     env = {id(v): arrays[name] for name, v in program.inputs.items()}
     # the tile shape: a full input's ([N, C] in a row program; not an (N, 1) input's N values)
     shape = max((np.shape(a) for a in arrays.values()), key=len) if arrays else (0,)
@@ -95,6 +97,8 @@ def run_program(program: Program, arrays: dict, values: dict, mode: str, arch: s
                 out = np.where(src[0], src[1], src[2])
             elif ins.op == "reduce_sum":
                 out = row_sum(np.asarray(src[0], dt), arch, mode)
+                if overflowed is not None and (~np.isfinite(out) & np.isfinite(src[0]).all(axis=-1)).any():
+                    overflowed.append(ins.op)
             elif ins.op in ("reduce_max", "reduce_min"):
                 out = _row_extreme(np.asarray(src[0], dt), ins.op == "reduce_max")
             elif ins.op in ("rows_muls", "rows_adds"):  # each row with its row value, rounded once

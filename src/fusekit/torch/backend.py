@@ -9,7 +9,10 @@ backward graph, each handed to this backend). :mod:`.partition` finds the maxima
 generator can fuse; each group becomes a :class:`fusekit.gen.GeneratedOp` (cached by expression and
 dtypes, so repeated layers reuse one operator), registered with ``torch.library`` by
 :func:`fusekit.torch.ops.as_torch_op`, and the group's nodes are replaced by one call of it, which runs
-the generated kernel on the simulated NPU. Other ops run in eager PyTorch on the CPU.
+the generated kernel on the simulated NPU. Other ops run in eager PyTorch on the CPU. Matrix products and 2-D
+convolutions (:mod:`.matmul`) anchor a group of their own, their epilogue joining them. A group's later calls at
+one input shape are answered by its operator's hardware model (:mod:`fusekit.gen.replay`; ``replay=False`` simulates
+every call).
 
 Never a wrong answer: before a group is replaced, its generated operator runs once on random inputs
 of the group's shapes and dtypes and is compared with the group's ATen ops run eagerly, under
@@ -56,7 +59,7 @@ from . import matmul as MM
 from . import partition as P
 from . import shapes as S
 from . import traffic as T
-from .ops import as_torch_op, rows_view, to_numpy
+from .ops import as_torch_op, replaying, rows_view, to_numpy
 from .report import GroupRecord, Report
 
 PRECISIONS = ("fp32", "native")
@@ -74,6 +77,7 @@ class Options:
     predict: "bool | None" = None  # None: when a report is written
     project: bool = True
     progress: bool = True
+    replay: bool = True
 
     @classmethod
     def from_dict(cls, options: dict) -> "Options":
@@ -220,7 +224,7 @@ except ImportError:  # pragma: no cover - torch without dynamo
 
 def compile(model, *, report: "str | None" = None, soc: "str | None" = None, precision: str = "fp32",
             min_ops: int = 2, verify: bool = True, predict: "bool | None" = None, project: bool = True,
-            progress: bool = True, **compile_kwargs):
+            progress: bool = True, replay: bool = True, **compile_kwargs):
     """``torch.compile(model, backend=<fusekit>)`` with options; returns the compiled model, whose
     ``fusekit_report`` attribute is the :class:`fusekit.torch.report.Report` (filled at the first call).
 
@@ -237,6 +241,9 @@ def compile(model, *, report: "str | None" = None, soc: "str | None" = None, pre
         predict: predict fused and unfused NPU times (default: when ``report`` is given).
         project: write each generated operator's CANN project with the report (needs pyasc).
         progress: a progress bar while groups are generated and simulated.
+        replay: a fused group simulates the first call of each input shape (every check, the Trace) and computes
+            later calls with its generated operator's hardware model, bit for bit what the simulator gives
+            (:mod:`fusekit.gen.replay`); False simulates every call.
         compile_kwargs: passed to ``torch.compile`` (``dynamic`` defaults to False: a graph per input
             shape, each checked at its own sizes; ``dynamic=True`` or None compiles one graph for symbolic sizes,
             see the module doc).
@@ -250,7 +257,7 @@ def compile(model, *, report: "str | None" = None, soc: "str | None" = None, pre
     unknown = [k for k in compile_kwargs if k not in inspect.signature(torch.compile).parameters]
     if unknown:  # else torch.compile's TypeError, which does not list fusekit's options
         Options.from_dict(dict.fromkeys(unknown))
-    options = Options(soc, precision, report, min_ops, verify, predict, project, progress)
+    options = Options(soc, precision, report, min_ops, verify, predict, project, progress, replay)
     backend = Backend(options)
     compile_kwargs.setdefault("dynamic", False)
     compiled = torch.compile(model, backend=backend, **compile_kwargs)
@@ -511,7 +518,8 @@ def _guarded(plan: _Plan, eager, record: GroupRecord, report: Report):
         with warnings.catch_warnings(record=True) as caught:  # the op's own PrecisionWarning: this guard reports it
             warnings.simplefilter("always", PrecisionWarning)
             try:
-                result = plan.overload(*tensors, precision=options.precision, soc=options.soc)
+                with replaying(options.replay):
+                    result = _invoke(plan.overload, expr, tensors, options)
             except (GraphError, ValueError) as exc:
                 if not plan.dynamic:  # static sizes were checked at compile time: a refusal now is a bug
                     raise
@@ -578,8 +586,19 @@ def _desc(node) -> str:
 def _call(gen, expr, tensors, options):
     kind = P.TORCH[expr.dtype]
     tensors = [t.to(kind) if t.dtype == torch.bool else t for t in tensors]
-    result = gen.overload(*tensors, precision=options.precision, soc=options.soc)
+    result = _invoke(gen.overload, expr, tensors, options)
     return result if isinstance(result, tuple) else (result,)
+
+
+def _invoke(overload, expr, tensors, options):
+    """``overload(*tensors)`` with the options; a convolution's group lays its NCHW epilogue inputs out
+    channels-last for the NHWC kernel and its outputs back to NCHW (fusekit.torch.matmul.channels_last)."""
+    if not expr.roles:
+        return overload(*tensors, precision=options.precision, soc=options.soc)
+    laid = [MM.channels_last(t) if role == "nchw" else t for t, role in zip(tensors, expr.roles)]
+    result = overload(*laid, precision=options.precision, soc=options.soc)
+    outs = tuple(MM.channels_first(y) for y in (result if isinstance(result, tuple) else (result,)))
+    return outs if len(outs) > 1 else outs[0]
 
 
 def _fit_output(t, shape):
@@ -640,13 +659,16 @@ def _np(dtype):
     return {torch.float32: np.float32, torch.float16: np.float16, torch.bfloat16: ml_dtypes.bfloat16}[dtype]
 
 
-def _cube_arrays(expr, shapes):
-    """Zero inputs of a matmul group's shapes, the epilogue's as the cube operator takes them."""
-    from .ops import _epilogue_fit, product_of, product_shape
+def _cube_arrays(gen, expr, shapes):
+    """Zero inputs of a product group's shapes, the epilogue's as the cube operator takes them (a convolution's
+    channels-last, as :func:`_invoke` passes them)."""
+    from .ops import _epilogue_fit, result_shape
 
     zeros = [np.zeros(s, dtype=_np(P.dtype_of(a))) for s, a in zip(shapes, expr.inputs)]
-    _, _, ta, tb = product_of(expr.graph)  # the operands are x0 and x1 (partition.expression)
-    shape = product_shape(zeros[0].shape, zeros[1].shape, ta, tb)
+    if expr.roles:
+        zeros = [MM.channels_last(z) if role == "nchw" else z for z, role in zip(zeros, expr.roles)]
+    names = [n.name for n in gen.op.graph.inputs]  # the operands are x0 and x1 (partition.expression)
+    shape, _ = result_shape(gen.op, {k: z.shape for k, z in zip(names, zeros)})
     return zeros[:2] + [_epilogue_fit(z, shape) for z in zeros[2:]]
 
 
@@ -656,7 +678,7 @@ def _predict(gen, expr, shapes, options, record):
 
     if shapes not in gen.perf and expr.cube:
         try:
-            gen.perf[shapes] = cube.compare_unfused(gen.op, _cube_arrays(expr, shapes), soc=options.soc,
+            gen.perf[shapes] = cube.compare_unfused(gen.op, _cube_arrays(gen, expr, shapes), soc=options.soc,
                                                     precision=options.precision)
         except (GraphError, ValueError, TypeError) as exc:
             gen.perf[shapes] = exc
@@ -688,7 +710,7 @@ def _files(gen, expr, shapes, options, record):
     if shapes not in gen.files:
         out = Path(str(options.report) + ".kernels") / record.name
         out.mkdir(parents=True, exist_ok=True)
-        arrays = _cube_arrays(expr, shapes) if expr.cube else _arrays(expr, shapes)
+        arrays = _cube_arrays(gen, expr, shapes) if expr.cube else _arrays(expr, shapes)
         named = {n.name: a for n, a in zip(expr.graph.inputs, arrays)}
         precision = gen.op.resolve_precision(options.precision, expr.dtype, _soc(options))
         if expr.cube:  # the variant the run used (fusekit.gen.cube.CubeOp.variant; its epilogue's shapes)
@@ -718,12 +740,8 @@ def _files(gen, expr, shapes, options, record):
 def _cube_variant(op, named, dtype, precision, spec):
     from fusekit.asc import dtypes
 
-    from .ops import product_shape
-
     s = op.cube.split(dtype)
-    epi = op.cube.epilogue_op(s)
-    acc = np.zeros(product_shape(named[s.a].shape, named[s.b].shape, s.transpose_a, s.transpose_b), np.float32)
-    _, scalars, rows = epi._shapes({s.acc: acc, **{x.name: named[x.name] for x in s.epilogue.inputs[1:]}})
+    scalars, rows = op.cube.layout(s, op.cube.pixel_rows(s, named))
     in_dtype = dtypes.from_numpy(named[s.a].dtype).name
     return op.cube.variant(dtype, in_dtype, precision, spec, scalars, rows)[0]
 

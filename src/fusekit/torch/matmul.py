@@ -17,10 +17,17 @@ so a group the generator refuses stays exactly as eager PyTorch. In a fused grou
 ``alpha`` plus ``beta`` times the bias (ATen's addmm formula; beta = 0 ignores the bias, NaN included, as ATen does).
 With beta = 0 the call is the plain product times alpha (ATen reads no bias). Products with K = 0 (ATen gives
 ``beta * bias`` or zeros) stay eager: the cube's tiling needs K >= 1.
+
+A 2-D ``convolution`` (not transposed, one group, static sizes) becomes a :class:`ConvCall` on (x, w[, bias]):
+``fusekit.conv2d`` lowered through img2col, whose kernel writes NHWC (a row per pixel, the channels along it). The
+graph keeps ATen's NCHW: the fused call lays its epilogue inputs out channels-last and its outputs back
+(:func:`channels_last`, :func:`channels_first`), and a reduction after a convolution stays eager (the kernel's rows
+are pixels, not NCHW's last axis).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -97,13 +104,61 @@ def _fold(x: torch.Tensor, rank: int) -> torch.Tensor:
     return x.reshape((-1,) + tuple(x.shape[x.dim() - rank + 1:]))
 
 
+@dataclass(frozen=True)
+class ConvSpec:
+    """A 2-D convolution's stride, padding and dilation ((height, width) each) and whether it adds a bias."""
+
+    stride: tuple
+    padding: tuple
+    dilation: tuple
+    has_bias: bool
+
+
+class ConvCall:
+    """A graph node's target: the convolution of ``spec`` on (x, w[, bias]), run as ATen's ``convolution``."""
+
+    def __init__(self, spec: ConvSpec):
+        self.spec = spec
+        self.__name__ = self.__qualname__ = "fusekit_convolution"
+
+    def __call__(self, x, w, bias=None):
+        s = self.spec
+        return aten.convolution.default(x, w, bias, list(s.stride), list(s.padding), list(s.dilation), False,
+                                        [0, 0], 1)
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+
 def is_call(node) -> bool:
-    return isinstance(node, torch.fx.Node) and isinstance(node.target, MatmulCall)
+    """A product node of the rewritten graph (a MatmulCall or a ConvCall)."""
+    return isinstance(node, torch.fx.Node) and isinstance(node.target, (MatmulCall, ConvCall))
+
+
+def is_conv(node) -> bool:
+    return isinstance(node, torch.fx.Node) and isinstance(node.target, ConvCall)
+
+
+def channels_last(x):
+    """An NCHW epilogue operand of a convolution (a tensor or numpy array broadcasting to (N, C, H, W)) as the NHWC
+    kernel takes it: one element as it is, else its axes padded to four and permuted to (N, H, W, C) (a (1, C, 1, 1)
+    per-channel tensor becomes a (1, 1, 1, C) row)."""
+    if x.ndim == 0 or math.prod(x.shape) == 1:
+        return x
+    x = x.reshape((1,) * (4 - x.ndim) + tuple(x.shape))
+    return x.permute(0, 2, 3, 1) if isinstance(x, torch.Tensor) else x.transpose(0, 2, 3, 1)
+
+
+def channels_first(y: torch.Tensor) -> torch.Tensor:
+    """A convolution kernel's NHWC output as ATen's contiguous NCHW."""
+    return y.permute(0, 3, 1, 2).contiguous()
 
 
 def flops(node) -> int:
-    """2 M N K per product (times the batch) of a product node (an ATen product or a MatmulCall), else 0; symbolic
-    sizes at the example inputs' (fusekit.torch.shapes.hint)."""
+    """2 M N K per product (times the batch) of a product node (an ATen product or a MatmulCall; a convolution:
+    2 x output elements x Cin x kh x kw), else 0; symbolic sizes at the example inputs' (fusekit.torch.shapes.hint)."""
+    if is_conv(node) or (node.op == "call_function" and node.target is aten.convolution.default):
+        return 2 * S.numel_hint(_val(node).shape) * S.numel_hint(_val(node.args[1]).shape[1:])
     if is_call(node):
         s = node.target.spec
         k = S.hint(_val(node.args[0]).shape)[-2 if s.transpose_a else -1]
@@ -226,12 +281,33 @@ _VIEWS = (aten.view.default, aten._unsafe_view.default, aten.reshape.default, at
           aten.transpose.int, aten.permute.default)
 
 
+def _rewrite_conv(graph: torch.fx.Graph, node) -> "str | None":
+    """Replace ``node`` (ATen's convolution) by a ConvCall; the reason it stays as it is, or None."""
+    x, w, bias, stride, padding, dilation, transposed, output_padding, groups = node.args
+    out = _val(node)
+    if not isinstance(out, torch.Tensor) or out.dtype not in (torch.float16, torch.bfloat16, torch.float32):
+        return None
+    if out.dim() != 4 or transposed or groups != 1 or any(output_padding):
+        return ("convolution other than 2-D, one group, not transposed: the generated conv2d is a 2-D "
+                "cross-correlation")
+    if not all(S.is_static(_val(n).shape) for n in (x, w, node)):
+        return "convolution with symbolic sizes: the img2col geometry is generated for static sizes"
+    spec = ConvSpec(tuple(stride), tuple(padding), tuple(dilation), bias is not None)
+    with graph.inserting_before(node):
+        call = graph.call_function(ConvCall(spec), (x, w) + ((bias,) if bias is not None else ()))
+    call.meta.update(node.meta)
+    node.replace_all_uses_with(call)
+    graph.erase_node(node)
+    return None
+
+
 def canonicalize(graph: torch.fx.Graph) -> dict:
-    """Rewrite every float matrix product of ``graph`` in place (module doc); returns {reason: count} for those left
-    as ATen ops."""
+    """Rewrite every float matrix product and 2-D convolution of ``graph`` in place (module doc); returns
+    {reason: count} for those left as ATen ops."""
     kept: dict = {}
-    for node in [n for n in graph.nodes if n.op == "call_function" and n.target in PRODUCTS]:
-        reason = _rewrite(graph, node)
+    for node in [n for n in graph.nodes if n.op == "call_function" and
+                 (n.target in PRODUCTS or n.target is aten.convolution.default)]:
+        reason = (_rewrite_conv if node.target is aten.convolution.default else _rewrite)(graph, node)
         if reason:
             kept[reason] = kept.get(reason, 0) + 1
     return kept

@@ -24,6 +24,8 @@ Every operator is a ``torch.library.custom_op`` in the namespace ``fusekit``::
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import threading
 from dataclasses import dataclass, field
@@ -47,6 +49,19 @@ REGISTRATION_VERSION = 1
 HASH_DIGITS = 8  # hex digits of the name's hash (32 bits)
 
 _LOCK = threading.RLock()
+# whether the generated operators called now replay (fusekit.gen.replay): set by the torch.compile backend's groups
+_REPLAY = contextvars.ContextVar("fusekit_replay", default=False)
+
+
+@contextlib.contextmanager
+def replaying(on: bool = True):
+    """Within the block, the generated operators of this thread simulate each input signature once and compute
+    later calls with their hardware model (:mod:`fusekit.gen.replay`); ``on=False`` simulates every call."""
+    token = _REPLAY.set(on)
+    try:
+        yield
+    finally:
+        _REPLAY.reset(token)
 _BY_KEY: dict = {}    # (op name, definition) -> _Spec
 _BY_NAME: dict = {}   # torch name -> _Spec
 
@@ -318,7 +333,7 @@ def _generated_run(op: GeneratedOp):
 
     def run(arrays, attrs, precision, soc):
         rows, shape = rows_view(arrays)
-        result = op.run(*rows, precision=precision, soc=soc, **attrs)
+        result = op.run(*rows, precision=precision, soc=soc, replay=_REPLAY.get(), **attrs)
         return [o.reshape(shape) for o in result.outputs.values()]
     return run
 
@@ -330,7 +345,7 @@ def _cube_run(op: GeneratedOp):
         named = dict(zip(names, arrays))
         shape, operands = result_shape(op, {k: x.shape for k, x in named.items()})
         fitted = [x if k in operands else _epilogue_fit(x, shape) for k, x in named.items()]
-        result = op.run(*fitted, precision=precision, soc=soc, **attrs)
+        result = op.run(*fitted, precision=precision, soc=soc, replay=_REPLAY.get(), **attrs)
         return list(result.outputs.values())
     return run
 

@@ -540,6 +540,9 @@ class Expression:
     row_outputs: bool = False  # some output is one value per row: generate with GeneratedOp(row_outputs=True)
     shape: tuple = ()          # the kernel's output shape (a matmul group: the product's)
     cube: bool = False         # the group holds a matrix product (the first two inputs are its operands)
+    # a convolution's group: per input, "operand", "channel" (its bias, (Cout,)) or "nchw" (laid out channels-last
+    # for the NHWC kernel, fusekit.torch.matmul.channels_last); () for any other group (inputs as they are)
+    roles: tuple = ()
 
 
 def expression(group: Group, users_outside) -> Expression:
@@ -552,6 +555,7 @@ def expression(group: Group, users_outside) -> Expression:
     """
     operands = list(group.cube.args[:2]) if group.cube is not None else []
     inputs = operands + _epilogue_inputs(group)
+    roles, conv_bias = _conv_roles(group, inputs)
     env, dtypes, leaves, flags = {}, {}, [], []
     kinds = [val(a).dtype for a in inputs if isinstance(val(a), torch.Tensor) and val(a).dtype in FLOATS]
     main = FLOATS[kinds[0]] if kinds else "float32"
@@ -600,7 +604,7 @@ def expression(group: Group, users_outside) -> Expression:
         raise Unfusible("no member's value is used outside the group")
     try:  # the kernel's shape: its inputs' broadcast (a group of per-row values may reduce full rows)
         whole = S.broadcast(*[_node_shape(n) for n in list(inputs[len(operands):]) + group.nodes
-                              if _node_shape(n) is not None])
+                              if _node_shape(n) is not None and n is not conv_bias])
     except RuntimeError:
         raise Unfusible("the group's shapes do not broadcast") from None
     if group.cube is not None and whole != _node_shape(group.cube):
@@ -629,7 +633,23 @@ def expression(group: Group, users_outside) -> Expression:
     for i, (n, name) in enumerate(zip(outputs, names)):
         if natural[name] != FLOATS[dtype_of(n)]:  # the generator's dtype rule differs from ATen's: say it
             graph.outputs[i] = G.cast(out_syms[i], FLOATS[dtype_of(n)]).node
-    return Expression(graph, inputs, outputs, main, flags, row_outputs, whole, group.cube is not None)
+    return Expression(graph, inputs, outputs, main, flags, row_outputs, whole, group.cube is not None, roles)
+
+
+def _conv_roles(group: Group, inputs: list) -> tuple:
+    """(Expression.roles, the convolution's bias node or None) of a convolution's group; ((), None) for others.
+
+    Raises:
+        Unfusible: a reduction in the epilogue (the NHWC kernel's rows are pixels, not NCHW's last axis), or the
+            bias also used by the epilogue (there it would be an NCHW operand)."""
+    if not MM.is_conv(group.cube):
+        return (), None
+    if any(n.target in _REDUCES or n.target is aten.native_layer_norm.default for n in group.nodes):
+        raise Unfusible("a reduction after a convolution: the NHWC kernel's rows are pixels, not NCHW's last axis")
+    bias = group.cube.args[2] if len(group.cube.args) > 2 else None
+    if bias is not None and any(bias in n.all_input_nodes for n in group.nodes if n is not group.cube):
+        raise Unfusible("the convolution's bias is also an operand of its epilogue")
+    return tuple("operand" if i < 2 else "channel" if a is bias else "nchw" for i, a in enumerate(inputs)), bias
 
 
 def _epilogue_inputs(group: Group) -> list:
@@ -645,8 +665,12 @@ def _epilogue_inputs(group: Group) -> list:
 
 
 def _product(c: Ctx):
-    """A MatmulCall as fusekit.gen: ``alpha * matmul(a, b) + beta * bias`` (ATen's addmm / baddbmm formula)."""
+    """A product node as fusekit.gen: ``alpha * matmul(a, b) + beta * bias`` (ATen's addmm / baddbmm formula), or
+    ``conv2d(x, w) + bias``."""
     spec = c.node.target.spec
+    if MM.is_conv(c.node):  # fusekit.conv2d's NHWC result; its (Cout,) bias a row along the channels
+        y = G.conv2d(c.env[("operand", 0)], c.env[("operand", 1)], spec.stride, spec.padding, spec.dilation)
+        return y + c.sym(c.arg(2), c.out_dtype) if spec.has_bias else y
     y = G.matmul(c.env[("operand", 0)], c.env[("operand", 1)], spec.transpose_a, spec.transpose_b)
     if spec.alpha != 1:
         y = y * spec.alpha

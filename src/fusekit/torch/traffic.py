@@ -82,7 +82,7 @@ def measure(graph: torch.fx.Graph, fused_groups: list) -> Traffic:
 
 
 def eager_matmul_us(graph: torch.fx.Graph, fused_groups: list, soc: str) -> "tuple[float, int]":
-    """(predicted µs, count) of the graph's products left eager, each as a plain generated matmul kernel
+    """(predicted µs, count) of the graph's products left eager, each as a plain generated matmul (or conv2d) kernel
     (fusekit.gen.cube.predicted_us on operands of its shapes: AIC_ONLY, C in its dtype through Fixpipe)."""
     import numpy as np
 
@@ -97,8 +97,10 @@ def eager_matmul_us(graph: torch.fx.Graph, fused_groups: list, soc: str) -> "tup
             continue
         s = n.target.spec
         a, b = (n.args[0].meta["val"], n.args[1].meta["val"])
-        op = define_op(f"matmul(a, b, transpose_a={s.transpose_a}, transpose_b={s.transpose_b})",
-                               f"eager_{s.kind}", dtypes=(str(a.dtype).replace("torch.", ""),))
+        expression, kind = (f"conv2d(a, b, stride={s.stride}, padding={s.padding}, dilation={s.dilation})",
+                            "convolution") if MM.is_conv(n) else \
+            (f"matmul(a, b, transpose_a={s.transpose_a}, transpose_b={s.transpose_b})", s.kind)
+        op = define_op(expression, f"eager_{kind}", dtypes=(str(a.dtype).replace("torch.", ""),))
         arrays = [np.zeros(S.hint(t.shape), _np_dtype(t.dtype)) for t in (a, b)]
         total += cube.predicted_us(op, arrays, soc)
         count += 1

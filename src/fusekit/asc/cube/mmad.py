@@ -163,7 +163,7 @@ def product(a: np.ndarray, b: np.ndarray, init: np.ndarray, hf32: bool = False, 
         a, b = to_hf32(a, round_away), to_hf32(b, round_away)
     acc = np.empty(shape, np.float32)  # C order, whatever init's strides
     acc[...] = init
-    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    a32, b32 = np.ascontiguousarray(a, np.float32), np.ascontiguousarray(b, np.float32)  # one copy at most
     if native.mmad(acc.reshape((-1,) + shape[-2:]), a32.reshape((-1,) + a.shape[-2:]),
                    b32.reshape((-1,) + b.shape[-2:]), wide):  # the same steps in C, the leading axes as lanes
         return acc

@@ -28,14 +28,20 @@ from .signals import Divergence, Unsupported
 from .values import LaneInt
 
 _POOL: "OrderedDict[int, np.ndarray]" = OrderedDict()  # id -> a stacked array to reuse, oldest first
+_FREE: "dict[tuple, list[np.ndarray]]" = {}  # shape -> the pooled arrays of that shape, oldest first
 _POOL_LOCK = threading.Lock()
+_pooled_bytes = 0
 POOL_BYTES = 96 << 20  # what the pool keeps at most: ten 48-core UBs of a 910B (launches of other sizes evict them)
 
 
 def _take(cores: int, nbytes: int) -> np.ndarray:
+    global _pooled_bytes
     with _POOL_LOCK:
-        key = next((k for k, rows in reversed(_POOL.items()) if rows.shape == (cores, nbytes)), None)  # the newest
-        rows = _POOL.pop(key) if key is not None else None
+        free = _FREE.get((cores, nbytes))
+        rows = free.pop() if free else None  # the newest
+        if rows is not None:
+            del _POOL[id(rows)]
+            _pooled_bytes -= rows.nbytes
     if rows is None:
         rows = np.empty((cores, nbytes), np.uint8)
     rows.fill(POISON)  # fresh local memory is garbage: the poison every core's arena starts with
@@ -43,12 +49,17 @@ def _take(cores: int, nbytes: int) -> np.ndarray:
 
 
 def _give_back(rows: np.ndarray) -> None:
+    global _pooled_bytes
     if rows.nbytes > POOL_BYTES:
         return
     with _POOL_LOCK:
         _POOL[id(rows)] = rows
-        while sum(r.nbytes for r in _POOL.values()) > POOL_BYTES:
-            _POOL.popitem(last=False)  # the oldest goes
+        _FREE.setdefault(rows.shape, []).append(rows)
+        _pooled_bytes += rows.nbytes
+        while _pooled_bytes > POOL_BYTES:
+            _, oldest = _POOL.popitem(last=False)  # the oldest goes: the first of its shape's list
+            _FREE[oldest.shape].pop(0)
+            _pooled_bytes -= oldest.nbytes
 
 
 class LaneArena:
