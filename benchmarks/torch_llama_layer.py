@@ -5,6 +5,7 @@ simulated forward time, and where the time goes.
     python benchmarks/torch_llama_layer.py --dtype bfloat16 --report /tmp/llama.txt
     python benchmarks/torch_llama_layer.py --model gpt2         # GPT2Block: addmm + bias + GeLU (tanh), LayerNorm
     python benchmarks/torch_llama_layer.py --model bert         # BertLayer: addmm + bias + GeLU (erf), LayerNorm
+    python benchmarks/torch_llama_layer.py --model w8a8         # LLaMA's MLP, W8A8 linears (torch._int_mm)
 
 The layer is ``transformers``' LlamaDecoderLayer from a LlamaConfig (random weights, no download):
 hidden 512, 8 heads of 64, 4 KV heads, SwiGLU MLP of 1376, RMSNorm, rotary embedding, eager attention
@@ -72,13 +73,46 @@ def build_bert(hidden: int, seq: int, dtype):
     return BertLayer(cfg).to(dtype).eval(), torch.randn(1, seq, hidden, dtype=dtype), _first
 
 
+def build_w8a8(hidden: int, seq: int, dtype):
+    """LLaMA's SwiGLU MLP with W8A8 quantised linears: int8 weights with per-channel scales, the activations
+    quantised per token, the products ``torch._int_mm`` (int8 x int8 -> int32), dequantised by both scales."""
+    import torch
+
+    class W8A8Linear(torch.nn.Module):
+        def __init__(self, k: int, n: int):
+            super().__init__()
+            w = torch.randn(n, k) / k ** 0.5
+            self.register_buffer("w_scale", w.abs().amax(1) / 127)
+            self.register_buffer("w_q", torch.round(w / self.w_scale[:, None]).to(torch.int8))
+
+        def forward(self, x):
+            rows = x.reshape(-1, x.shape[-1])
+            x_scale = rows.abs().amax(-1, keepdim=True) / 127
+            x_q = torch.round(rows / x_scale).clamp(-128, 127).to(torch.int8)
+            y = torch._int_mm(x_q, self.w_q.t()).to(x.dtype) * (x_scale * self.w_scale).to(x.dtype)
+            return y.reshape(x.shape[:-1] + (-1,))
+
+    class Mlp(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            inner = hidden * 43 // 16
+            self.gate, self.up, self.down = W8A8Linear(hidden, inner), W8A8Linear(hidden, inner), \
+                W8A8Linear(inner, hidden)
+
+        def forward(self, x):
+            return self.down(torch.nn.functional.silu(self.gate(x)) * self.up(x)) + x
+
+    torch.manual_seed(0)
+    return Mlp().to(dtype).eval(), torch.randn(1, seq, hidden, dtype=dtype), _first
+
+
 def _first(module, inp):
     out = module(inp)
     return out[0] if isinstance(out, tuple) else out
 
 
 MODELS = {"llama": (build, "LLaMA-style decoder layer"), "gpt2": (build_gpt2, "GPT-2 block"),
-          "bert": (build_bert, "BERT layer")}
+          "bert": (build_bert, "BERT layer"), "w8a8": (build_w8a8, "W8A8 quantised SwiGLU MLP")}
 
 
 def train(layer, x, forward, args) -> None:

@@ -228,3 +228,34 @@ def test_convolutions_the_generator_does_not_take_stay_eager_with_the_reason():
     assert "one group" in eager
     reasons = " ".join(g.reason or "" for g in report.groups)
     assert "a reduction after a convolution" in reasons
+
+
+class W8A8Linear(torch.nn.Module):
+    """A quantised linear: int8 weights with per-channel scales, activations quantised per token, torch._int_mm."""
+
+    def __init__(self, k=64, n=48):
+        super().__init__()
+        w = torch.randn(n, k)
+        self.register_buffer("w_scale", w.abs().amax(1) / 127)
+        self.register_buffer("w_q", torch.round(w / self.w_scale[:, None]).to(torch.int8))
+        self.bias = torch.nn.Parameter(torch.randn(n))
+
+    def forward(self, x):
+        x_scale = x.abs().amax(-1, keepdim=True) / 127
+        x_q = torch.round(x / x_scale).clamp(-128, 127).to(torch.int8)
+        return torch.relu(torch._int_mm(x_q, self.w_q.t()).to(x.dtype) * (x_scale * self.w_scale) + self.bias)
+
+
+def test_a_w8a8_linear_dequantises_in_the_products_kernel():
+    """int8 x int8 -> int32 (exact) and its dequantisation by both scales, the bias and the ReLU: one operator whose
+    answer is eager's (the int32 product is exact in both; the float epilogue rounds as eager's does)."""
+    model = W8A8Linear().eval()
+    x = torch.randn(32, 64)
+    with torch.no_grad():
+        compiled = fusekit.torch.compile(model, progress=False, predict=True)
+        got = compiled(x)
+        close(got, model(x))
+    report = compiled.fusekit_report
+    assert fused_products(report) == [["fusekit__int_mm", "_to_copy", "mul.Tensor", "mul.Tensor", "add.Tensor",
+                                       "relu"]]
+    assert next(g for g in report.groups if "fusekit__int_mm" in g.ops).fused_us is not None

@@ -656,7 +656,8 @@ def _arrays(expr, shapes):
 
 def _np(dtype):
     import ml_dtypes
-    return {torch.float32: np.float32, torch.float16: np.float16, torch.bfloat16: ml_dtypes.bfloat16}[dtype]
+    return {torch.float32: np.float32, torch.float16: np.float16, torch.bfloat16: ml_dtypes.bfloat16,
+            torch.int8: np.int8}[dtype]
 
 
 def _cube_arrays(gen, expr, shapes):

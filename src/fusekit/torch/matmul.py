@@ -16,7 +16,9 @@ The call runs the original ATen op eagerly (same op, same operands up to the vie
 so a group the generator refuses stays exactly as eager PyTorch. In a fused group it is ``fusekit.matmul`` times
 ``alpha`` plus ``beta`` times the bias (ATen's addmm formula; beta = 0 ignores the bias, NaN included, as ATen does).
 With beta = 0 the call is the plain product times alpha (ATen reads no bias). Products with K = 0 (ATen gives
-``beta * bias`` or zeros) stay eager: the cube's tiling needs K >= 1.
+``beta * bias`` or zeros) stay eager: the cube's tiling needs K >= 1. ``torch._int_mm`` (int8 x int8 -> int32, the
+product of a W8A8 quantised linear) is a product too: its epilogue (the int32 -> float cast, the per-channel and
+per-token scales) joins it, and Fixpipe or the AIVs dequantise.
 
 A 2-D ``convolution`` (not transposed, one group, static sizes) becomes a :class:`ConvCall` on (x, w[, bias]):
 ``fusekit.conv2d`` lowered through img2col, whose kernel writes NHWC (a row per pixel, the channels along it). The
@@ -36,7 +38,7 @@ from . import shapes as S
 
 aten = torch.ops.aten
 PRODUCTS = {aten.mm.default: "mm", aten.addmm.default: "addmm", aten.bmm.default: "bmm",
-            aten.baddbmm.default: "baddbmm"}
+            aten.baddbmm.default: "baddbmm", aten._int_mm.default: "_int_mm"}  # _int_mm: int8 x int8 -> int32
 _FOLDS = (aten.view.default, aten._unsafe_view.default, aten.reshape.default)
 _B16 = (torch.float16, torch.bfloat16)
 
@@ -225,7 +227,7 @@ def _rewrite(graph: torch.fx.Graph, node) -> "str | None":
     out = _val(node)
     if not isinstance(out, torch.Tensor):
         return None
-    if out.dtype not in (torch.float16, torch.bfloat16, torch.float32):
+    if out.dtype not in (torch.float16, torch.bfloat16, torch.float32) and kind != "_int_mm":
         return None
     if _shape(a)[-1] == 0:
         return f"{kind} with K = 0 (the result is beta * bias or zeros): the cube's tiling needs K >= 1"

@@ -334,7 +334,8 @@ def why_not(node) -> "str | None":
             # a size of a dynamic-shape graph as an operand (expand's sizes, a division by a row count): the
             # generated kernel's inputs are tensors and constants, and the fused call takes tensors only
             return f"{_name(node.target)} takes a symbolic size ({t}): a fused kernel takes tensors and constants"
-        if isinstance(t, torch.Tensor) and t.dtype not in FLOATS and t.dtype != torch.bool:
+        if isinstance(t, torch.Tensor) and t.dtype not in FLOATS and t.dtype != torch.bool and \
+                not _is_int_product(a):  # an int8 product's int32 result: its epilogue converts it
             return f"{t.dtype} operand: the generated kernels take float16, bfloat16 and float32"
         if isinstance(t, torch.Tensor) and t.device.type != "cpu":
             return f"operand on {t.device}: fusekit runs CPU tensors on its simulated NPU"
@@ -342,15 +343,21 @@ def why_not(node) -> "str | None":
 
 
 def _why_not_product(node) -> "str | None":
-    """None if a MatmulCall may anchor a group (float CPU tensors), else why not."""
+    """None if a product node may anchor a group (float CPU tensors; an int8 product's int8 operands and int32
+    result), else why not."""
     for t in [val(node)] + [val(a) for a in node.all_input_nodes]:
         if not isinstance(t, torch.Tensor):
             return f"{_name(node.target)} on a non-tensor"
         if t.device.type != "cpu":
             return f"tensor on {t.device}: fusekit runs CPU tensors on its simulated NPU"
-        if t.dtype not in FLOATS:
-            return f"{t.dtype} product: the generated matmul takes float16, bfloat16 and float32 operands here"
+        if t.dtype not in FLOATS and not (_is_int_product(node) and t.dtype in (torch.int8, torch.int32)):
+            return f"{t.dtype} product: the generated matmul takes float16, bfloat16, float32 and int8 operands here"
     return None
+
+
+def _is_int_product(node) -> bool:
+    """An int8 x int8 -> int32 product (torch._int_mm as a MatmulCall)."""
+    return MM.is_call(node) and getattr(node.target.spec, "kind", "") == "_int_mm"
 
 
 _COMPARES = {k for k in HANDLERS if getattr(k, "__name__", "").split(".")[0] in ("lt", "le", "gt", "ge", "eq", "ne")}
@@ -571,9 +578,9 @@ def expression(group: Group, users_outside) -> Expression:
             dtypes[f"x{i}"] = main
             flags.append(a)
             continue
-        if t.dtype not in FLOATS:
+        if t.dtype not in FLOATS and not (i < len(operands) and t.dtype == torch.int8):
             raise Unfusible(f"operand {a.name} is {t.dtype}: the generated kernels take float tensors")
-        dtypes[f"x{i}"] = FLOATS[t.dtype]
+        dtypes[f"x{i}"] = FLOATS.get(t.dtype, "int8")
         if i < len(operands):  # the product's own leaf (an epilogue use of the same tensor gets another)
             env[("operand", i)] = G.Sym(leaf)
             continue

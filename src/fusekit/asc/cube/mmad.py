@@ -154,8 +154,8 @@ def mmad(dst, fm, filter, bias=None, params=None) -> None:  # noqa: A002 - pyasc
 def product(a: np.ndarray, b: np.ndarray, init: np.ndarray, hf32: bool = False, round_away: bool = False) -> np.ndarray:
     """``init + a @ b`` in the order the module docstring chooses: a (..., m, k), b (..., k, n), init (..., m, n) of
     C's dtype; leading axes broadcast (a lockstep group's cores)."""
-    if init.dtype == np.int32:
-        exact = np.matmul(a.astype(np.int64), b.astype(np.int64)) + init.astype(np.int64)
+    if init.dtype == np.int32:  # int8 products (|a b| <= 2^14) summed in float64 stay integers below 2^53: exact
+        exact = np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.int64) + init.astype(np.int64)
         return np.clip(exact, INT32.min, INT32.max).astype(np.int32)
     shape = np.broadcast_shapes(a.shape[:-1] + b.shape[-1:], b.shape[:-2] + (1, 1), init.shape)
     wide = a.dtype == np.float32  # float: each step in float64 (exact products); half / bfloat16: in float32 (exact)
