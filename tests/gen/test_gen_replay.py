@@ -65,6 +65,8 @@ def _check(op, first: list, second: list, **attrs) -> None:
         assert all(r.trace.executor != "replay" for r in warm.launches)
         replayed = op.run(*second, replay=True, **attrs)
         _same(replayed, op.run(*second, **attrs))
+    # one set of per-core lists, expanded once (Trace.relabelled)
+    assert all(r.trace.cores is w.trace.cores for r, w in zip(replayed.launches, warm.launches))
 
 
 @pytest.mark.parametrize("name, shape, dtype, attrs", CASES, ids=[c[0] for c in CASES])

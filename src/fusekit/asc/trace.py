@@ -225,6 +225,16 @@ class Trace:
         lists from its groups' templates: a launch whose Trace nobody reads per core never pays for them)."""
         self.__dict__["_cores"], self.__dict__["_build"] = None, build
 
+    def relabelled(self, executor: str) -> "Trace":
+        """This Trace as ``executor`` gave it (``"replay"``: the same instructions answered by a model), sharing its
+        per-core lists, which are built once, on the first read of either."""
+        other = object.__new__(Trace)
+        other.__dict__.update(self.__dict__)
+        other.executor, other.fallback = executor, ""
+        if self.__dict__.get("_build") is not None:
+            other.__dict__["_build"] = lambda: self.cores
+        return other
+
     def __getstate__(self) -> dict:  # pickle and copy take the lists, built, not the function that builds them
         state = dict(self.__dict__)
         state["_cores"], state["_build"] = self.cores, None

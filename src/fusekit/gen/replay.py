@@ -110,7 +110,7 @@ def _remember(cache: OrderedDict, key: tuple, result) -> None:
     """Keep the signature's launches (their Traces marked as replayed) or _NEVER; drop the least recent past
     SIGNATURES."""
     if result is not _NEVER:
-        launches = [LaunchResult(replace(r.trace, executor="replay", fallback=""), 0.0) for r in result.launches]
+        launches = [LaunchResult(r.trace.relabelled("replay"), 0.0) for r in result.launches]
         result = replace(result, outputs={}, launches=launches)
     with _LOCK:
         cache[key] = result

@@ -120,6 +120,9 @@ def reduce_sum_order(x: np.ndarray, active: np.ndarray | None, count: int | None
     return total
 
 
+_NUMPY_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
 def first_extreme(x: np.ndarray, active: np.ndarray | None, largest: bool) -> tuple[np.ndarray, np.ndarray]:
     """The max (``largest``) or min along the last axis and the index of its first occurrence.
 
@@ -127,6 +130,9 @@ def first_extreme(x: np.ndarray, active: np.ndarray | None, largest: bool) -> tu
         (values in ``x.dtype``, int64 indices); a row without active lanes gets index 0 and the
         value of lane 0 (callers do not write such rows).
     """
+    if active is None and x.dtype in _NUMPY_FLOATS:  # numpy's argmax / argmin: the first extreme, a NaN first
+        index = np.argmax(x, axis=-1) if largest else np.argmin(x, axis=-1)
+        return np.take_along_axis(x, index[..., None], axis=-1)[..., 0], index
     act = np.ones(x.shape, bool) if active is None else active
     xf = x.astype(np.float64)
     nan = np.isnan(xf) & act
