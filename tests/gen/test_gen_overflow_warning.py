@@ -86,3 +86,15 @@ def test_non_finite_counts_by_exponent_bits_as_numpy_does_in_float64(dtype):
     x = np.array([1, np.inf, -np.inf, np.nan, -np.nan, 65504, 0, -0.0, 6e-8], dtype=dt)
     assert _non_finite(x) == int((~np.isfinite(x.astype(np.float64))).sum()) == 4
     assert _non_finite(x[::2]) == int((~np.isfinite(x[::2].astype(np.float64))).sum())  # strided views too
+
+
+def test_a_row_sum_after_a_matmul_that_overflows_warns():
+    """The epilogue of a mix kernel is watched like a vector operator's: its row sum's overflow is named."""
+    @fusekit.op(dtypes=("float16",))
+    def mm_center(a, b):
+        z = fusekit.matmul(a, b)
+        return z - fusekit.mean(z, axis=-1, keepdims=True)
+    a, b = np.ones((1, 33), np.float16), np.full((33, 64), 60, np.float16)
+    assert 64 * 33 * 60 > F16_MAX  # independent: the row of 64 values of 1980 sums past float16's range
+    with pytest.warns(fusekit.PrecisionWarning, match=r"reduce_sum at .*\.py:\d+ overflowed float16"):
+        mm_center.run(a, b, precision="native")

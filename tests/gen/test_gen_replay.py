@@ -16,6 +16,7 @@ CASES = [  # (catalogue op, output shape, dtype, attributes): elementwise, broad
     ("add_rms_norm", (16, 512), "float16", {}),
     ("scaled_masked_softmax", (32, 128), "float32", {"scale": 0.125}),
     ("layer_norm", (8, 256), "float16", {}),
+    ("clamp", (4096,), "float32", {"lo": -0.5, "hi": 0.5}),  # compares: the CmpMask register in the end state
 ]
 
 
@@ -130,3 +131,17 @@ def test_the_cache_keeps_the_latest_signatures():
     for n in range(replay.SIGNATURES + 3):
         op.run(*inputs(op, (64 * (n + 1),), "float16"), replay=True)
     assert len(op._replays) == replay.SIGNATURES
+
+
+@pytest.mark.parametrize("replay", [False, True], ids=["simulated", "replayed"])
+def test_a_cube_operator_warns_alike_simulated_or_replayed(replay):
+    """Outputs that overflow float16 from finite inputs warn on both paths (GeneratedOp._warn_overflow)."""
+    op = cat.get("matmul_bias")
+    op._replays.clear()
+    x, w, bias = _matmul_inputs("matmul_bias", 1)
+    op.run(x, w, bias, replay=True)
+    big = ((x * 300).astype(np.float16), (w * 300).astype(np.float16), bias)
+    exact = big[0].astype(np.float64) @ big[1].astype(np.float64) + bias
+    assert (np.abs(exact) > float(np.finfo(np.float16).max)).any()  # independent: float16 cannot hold the result
+    with pytest.warns(fusekit.PrecisionWarning, match="inf or NaN from finite inputs"):
+        op.run(*big, replay=replay)

@@ -448,3 +448,33 @@ def test_later_calls_replay_their_first_simulation(monkeypatch, replay):
         close(first, model(x, r))
         close(later, model(x2, r2))
     assert (len(launches) == started) == replay
+
+
+def test_predictions_take_a_group_with_a_bool_input():
+    """A backward group reads a comparison's bool result (amax's gradient): the predictions pass it as 0 / 1, and
+    the backward graph fuses instead of running eagerly."""
+    def fn(x):
+        return x / x.abs().amax(-1, keepdim=True)
+    compiled = fusekit.torch.compile(fn, progress=False, predict=True)
+    x = torch.randn(32, 64, requires_grad=True)
+    compiled(x).sum().backward()
+    report = compiled.fusekit_report
+    assert not report.warnings
+    assert any(g.fused and g.graph == "backward" for g in report.groups)
+    x2 = x.detach().clone().requires_grad_(True)
+    fn(x2).sum().backward()
+    close(x.grad, x2.grad)
+
+
+def test_the_guard_keeps_quiet_when_eager_overflows_too():
+    """exp(20) is inf in float16 in eager PyTorch as well: no warning, no fallback counted."""
+    def fn(x):
+        return torch.exp(x) * 2 + 1
+    compiled = fusekit.torch.compile(fn, progress=False, precision="native")
+    compiled(torch.randn(16, 64, dtype=torch.float16))
+    big = torch.full((16, 64), 20.0, dtype=torch.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = compiled(big)
+    assert torch.isinf(got).all() and torch.isinf(fn(big)).all()
+    assert all(g.fallbacks == 0 for g in compiled.fusekit_report.groups)

@@ -283,8 +283,9 @@ class GeneratedOp:
                                                    precision=precision, tile_length=tile_length, dtype=dtype,
                                                    launcher=launcher), kwargs)
         if self.cube is not None:
-            return self.cube.run(*arrays, soc=soc, core_num=core_num, buffer_num=buffer_num, precision=precision,
-                                 tile_length=tile_length, dtype=dtype, launcher=launcher, **kwargs)
+            run = self.cube.run(*arrays, soc=soc, core_num=core_num, buffer_num=buffer_num, precision=precision,
+                                tile_length=tile_length, dtype=dtype, launcher=launcher, **kwargs)
+            return self._warn_overflow(self._bind(arrays, dict(kwargs))[0], run, kwargs)
         spec = get_soc(soc)
         named, attrs = self._bind(arrays, kwargs)
         dt = self._dtype(named, dtype)

@@ -157,6 +157,9 @@ class Backend:
                 msg = f"fusekit backend: {type(exc).__name__}: {exc}; the {label} graph runs eagerly"
                 warnings.warn(msg, stacklevel=2)
                 self.report.warnings.append(msg)
+                for record in self.report.groups:  # nothing of this graph runs fused
+                    if record.graph == label and record.fused:
+                        record.fused, record.reason = False, f"the {label} graph runs eagerly ({type(exc).__name__})"
                 gm = backup
             self.report.compile_s[label] = self.report.compile_s.get(label, 0.0) + time.perf_counter() - started
             if self.options.report:
@@ -276,9 +279,8 @@ def fuse(gm: torch.fx.GraphModule, options: Options, report: Report, label: str)
         report.dynamic[label] = dynamic
     kept = MM.canonicalize(gm.graph)  # ATen's products as one node each, with the views around them peeled
     groups, reasons = P.find_groups(gm.graph)
+    reasons.update(kept)  # a product left as an ATen op: why it was not rewritten, not "no primitive"
     eager = report.eager.setdefault(label, {})
-    for reason, count in kept.items():
-        eager[reason] = eager.get(reason, 0) + count
     for node, reason in reasons.items():
         key = f"{P._name(node.target)}: {reason}" if "primitive" not in reason else reason
         eager[key] = eager.get(key, 0) + 1
@@ -540,7 +542,10 @@ def _guarded(plan: _Plan, eager, record: GroupRecord, report: Report):
             return result  # non-finite inputs: eager's answer is non-finite too, the kernel's is as good
         ref = eager([t != 0 if f else t for t, f in zip(tensors, flags)])
         ref = [r.expand(o.shape) if tuple(r.shape) != tuple(o.shape) else r for r, o in zip(ref, outs)]
-        better = overflowed or any(bool((torch.isfinite(r) & ~torch.isfinite(o)).any()) for r, o in zip(ref, outs))
+        # eager's answer is better where it is finite and ours is not, or, after a row sum overflowed inside the
+        # kernel (finite but wrong outputs: rsqrt(inf) = 0), where the two differ
+        better = any(bool((torch.isfinite(r) & ~torch.isfinite(o)).any()) for r, o in zip(ref, outs)) or \
+            (overflowed and not all(torch.allclose(r, o, equal_nan=True) for r, o in zip(ref, outs)))
         if better and not warned:
             warned.append(True)
             where = f" ({record.sources[0]})" if record.sources else ""
@@ -648,9 +653,15 @@ def _check(g, expr, gen, options, shapes):
             f"loss {c.loss:g}; max rel err {max(w.max_rel_err for w in worst):.2g}")
 
 
+def _zeros(expr, shapes) -> list:
+    """Zero inputs of ``shapes`` in expr.inputs order, in the dtypes the call passes (a bool as 0 / 1 in the
+    expression's dtype, as :func:`_call` converts it)."""
+    return [np.zeros(s, dtype=_np(P.TORCH[expr.dtype] if P.dtype_of(a) == torch.bool else P.dtype_of(a)))
+            for s, a in zip(shapes, expr.inputs)]
+
+
 def _arrays(expr, shapes):
-    zeros = [np.zeros(s, dtype=_np(P.dtype_of(a))) for s, a in zip(shapes, expr.inputs)]
-    rows, _ = rows_view(zeros)
+    rows, _ = rows_view(_zeros(expr, shapes))
     return rows
 
 
@@ -665,7 +676,7 @@ def _cube_arrays(gen, expr, shapes):
     channels-last, as :func:`_invoke` passes them)."""
     from .ops import _epilogue_fit, result_shape
 
-    zeros = [np.zeros(s, dtype=_np(P.dtype_of(a))) for s, a in zip(shapes, expr.inputs)]
+    zeros = _zeros(expr, shapes)
     if expr.roles:
         zeros = [MM.channels_last(z) if role == "nchw" else z for z, role in zip(zeros, expr.roles)]
     names = [n.name for n in gen.op.graph.inputs]  # the operands are x0 and x1 (partition.expression)

@@ -289,9 +289,10 @@ def _rewrite_conv(graph: torch.fx.Graph, node) -> "str | None":
     out = _val(node)
     if not isinstance(out, torch.Tensor) or out.dtype not in (torch.float16, torch.bfloat16, torch.float32):
         return None
-    if out.dim() != 4 or transposed or groups != 1 or any(output_padding):
-        return ("convolution other than 2-D, one group, not transposed: the generated conv2d is a 2-D "
-                "cross-correlation")
+    why = [w for w, bad in ((f"{out.dim() - 2}-D", out.dim() != 4), ("transposed", transposed),
+                            (f"groups={groups}", groups != 1)) if bad]
+    if why:
+        return f"a {', '.join(why)} convolution: the generated conv2d is a 2-D cross-correlation of one group"
     if not all(S.is_static(_val(n).shape) for n in (x, w, node)):
         return "convolution with symbolic sizes: the img2col geometry is generated for static sizes"
     spec = ConvSpec(tuple(stride), tuple(padding), tuple(dilation), bias is not None)
@@ -305,12 +306,12 @@ def _rewrite_conv(graph: torch.fx.Graph, node) -> "str | None":
 
 def canonicalize(graph: torch.fx.Graph) -> dict:
     """Rewrite every float matrix product and 2-D convolution of ``graph`` in place (module doc); returns
-    {reason: count} for those left as ATen ops."""
+    {node: reason} for those left as ATen ops."""
     kept: dict = {}
     for node in [n for n in graph.nodes if n.op == "call_function" and
                  (n.target in PRODUCTS or n.target is aten.convolution.default)]:
         reason = (_rewrite_conv if node.target is aten.convolution.default else _rewrite)(graph, node)
         if reason:
-            kept[reason] = kept.get(reason, 0) + 1
+            kept[node] = reason
     return kept
 

@@ -128,6 +128,16 @@ class CmpMaskRegister:
         self.loaded = False
         self.value = np.zeros(CMP_BYTES, np.uint8)
 
+    def __eq__(self, other) -> bool:  # by contents: two Traces' end states compare equal (Trace.__eq__)
+        if not isinstance(other, CmpMaskRegister):
+            return NotImplemented
+        return self.loaded == other.loaded and np.array_equal(self.value, other.value)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"CmpMaskRegister(loaded={self.loaded}, value={bytes(self.value).hex()})"
+
 
 def cmp_register(core) -> CmpMaskRegister:
     reg = core.cmp_mask
