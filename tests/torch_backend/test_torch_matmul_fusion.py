@@ -260,3 +260,21 @@ def test_a_w8a8_linear_dequantises_in_the_products_kernel():
     assert fused_products(report) == [["fusekit__int_mm", "_to_copy", "mul.Tensor", "mul.Tensor", "add.Tensor",
                                        "relu"]]
     assert next(g for g in report.groups if "fusekit__int_mm" in g.ops).fused_us is not None
+
+
+def test_a_row_value_after_a_matmul_is_an_output_of_its_operator():
+    """``(x @ w).sum(-1, keepdim=True)``: the mix kernel's epilogue writes the row value broadcast over its row and
+    the call keeps the first column (row_outputs), as in a vector group."""
+    w = torch.randn(64, 48)
+
+    def fn(x):
+        y = x @ w
+        return y.sum(-1, keepdim=True) + 1, torch.relu(y)
+    x = torch.randn(32, 64)
+    with torch.no_grad():
+        compiled = fusekit.torch.compile(fn, progress=False)
+        got = compiled(x)
+        for g, e in zip(got, fn(x)):
+            assert g.shape == e.shape
+            close(g, e)
+    assert fused_products(compiled.fusekit_report) == [["fusekit_mm", "sum.dim_IntList", "add.Tensor", "relu"]]

@@ -746,7 +746,7 @@ class CubeOp:
         from .op import GeneratedOp
 
         return GeneratedOp(self.op.fn, self.op.dtypes + ("float32",), name=f"{self.op.name}_epilogue",
-                           graph=s.epilogue)
+                           graph=s.epilogue, row_outputs=self.op.row_outputs)
 
     def variant(self, dtype: str, in_dtype: str, precision: str, spec: SoC, scalar_inputs=frozenset(),
                 row_inputs=frozenset()):
@@ -763,7 +763,7 @@ class CubeOp:
             else:
                 names = {n.name for n in s.epilogue.inputs}
                 program = lower(s.epilogue, dtype, precision, spec, frozenset(scalar_inputs) & names,
-                                frozenset(row_inputs) & names, True)
+                                frozenset(row_inputs) & names, True, self.op.row_outputs)
             bias_dtype = natural_dtypes(self.op.graph, dtype)[s.bias] if s.bias else None
             text = kernel_source(self.op.name, s, in_dtype, fix, None if fix else program, self.op.graph.text(),
                                  f"{in_dtype} operands, {dtype}, precision {precision}, {spec.name}", bias_dtype,

@@ -285,7 +285,8 @@ class GeneratedOp:
         if self.cube is not None:
             run = self.cube.run(*arrays, soc=soc, core_num=core_num, buffer_num=buffer_num, precision=precision,
                                 tile_length=tile_length, dtype=dtype, launcher=launcher, **kwargs)
-            return self._warn_overflow(self._bind(arrays, dict(kwargs))[0], run, kwargs)
+            named = {node.name: np.asarray(x) for node, x in zip(self.graph.inputs, arrays)}  # bound by cube.run
+            return self._warn_overflow(named, run, kwargs)
         spec = get_soc(soc)
         named, attrs = self._bind(arrays, kwargs)
         dt = self._dtype(named, dtype)
