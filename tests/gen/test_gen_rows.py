@@ -149,3 +149,66 @@ def test_per_row_and_per_channel_inputs_broadcast_by_offsets():
 def test_add_rms_norm_fused_beats_unfused_at_2_20():
     r = perf.compare(cat.add_rms_norm, shapes={"x": (1024, 1024), "residual": (1024, 1024), "gamma": (1024,)})
     assert r.fused_us < r.unfused_us, r.table()
+
+
+# The tile form (A2/A3, rows of at most 8 repeats, at least two rows per 256 B column: fusekit.gen.device) and the
+# per-row form must give the same bits; both are checked here against ReduceSum's order written out independently.
+def _in_order_tree_sum(row):
+    """ReduceSum's count form on A2/A3 for one float16 row: a tree per 128 lanes (masked lanes -0), then in order."""
+    def tree(v):
+        v = list(v) + [np.float16(-0.0)] * (128 - len(v))
+        while len(v) > 1:
+            v = [np.float16(v[i] + v[i + 1]) for i in range(0, len(v), 2)]
+        return v[0]
+    total = None
+    for i in range(0, row.size, 128):
+        part = tree(row[i:i + 128])
+        total = part if total is None else np.float16(total + part)
+    return total
+
+
+@pytest.mark.parametrize("rows", [1, 40, 300], ids=lambda r: f"{r}rows")
+def test_row_sums_in_both_forms_follow_reduce_sums_order(rows):
+    # 5 repeats of float16 whose sum depends on the order: 1 core with 40 or 300 rows per tile takes the tile form
+    # (300: two batches of at most 248 rows), 1 row the per-row form
+    rng = np.random.default_rng(rows)
+    x = rng.standard_normal((rows, 600)).astype(np.float16)
+    x[:, ::128] = np.float16(2048.0)
+    op = gen.define_op("x * 0 + sum(x, axis=-1, keepdims=True)", name="row_total_forms")
+    run = op.run(x, core_num=1)
+    ops = {i.op for i in run.launches[0].trace.cores[0]}
+    assert ("whole_reduce_sum" in ops) == (rows > 1) and ("reduce_sum" in ops) == (rows == 1)
+    want = np.array([_in_order_tree_sum(r) for r in x], np.float16)
+    assert np.array_equal(run.outputs["y"][:, 0].view(np.uint16), want.view(np.uint16))
+
+
+@pytest.mark.parametrize("kind", ["max", "min"])
+def test_row_extremes_in_the_tile_form_are_the_first_one_of_the_row(kind):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((64, 300)).astype(np.float32)
+    x[3] = np.float32(-5.0) if kind == "max" else np.float32(5.0)
+    x[3, ::7] = np.float32(-0.0) if kind == "max" else np.float32(0.0)  # ties of signed zeros: the first one wins,
+    x[3, 200] = np.float32(0.0) if kind == "max" else np.float32(-0.0)  # in another 256 B column than this one
+    x[5, 100], x[5, 250] = np.nan, np.inf
+    op = gen.define_op(f"x * 0 + {kind}(x, axis=-1, keepdims=True)", name=f"row_{kind}_forms")
+    got = op(x, core_num=1)[:, 0]
+    first = np.array([r[np.argmax(r) if kind == "max" else np.argmin(r)] for r in x], np.float32)  # NaN first too
+    assert np.array_equal(got.view(np.uint32)[np.arange(64) != 5], first.view(np.uint32)[np.arange(64) != 5])
+    assert np.isnan(got[5])
+
+
+def test_a_tile_form_row_sum_that_overflows_is_recorded_and_warns():
+    # two float16 columns of 128 lanes each summing to 40000: finite alone, 80000 together
+    x = np.full((16, 256), 40000 / 128, np.float16)
+    op = gen.define_op("x * 0 + sum(x, axis=-1, keepdims=True)", name="row_total_overflow")
+    with pytest.warns(Warning, match="whole_reduce_sum at .* overflowed float16 from finite inputs"):
+        run = op.run(x, core_num=1)
+    assert {i.op for i in run.launches[0].trace.overflows} == {"whole_reduce_sum"}
+    assert np.isinf(run.outputs["y"]).all()
+
+
+def test_310p_keeps_the_per_row_form():
+    x = np.random.default_rng(2).standard_normal((64, 128)).astype(np.float16)
+    run = cat.get("scaled_masked_softmax").run(x, x[0], scale=0.5, soc="Ascend310P3", core_num=1)
+    ops = {i.op for i in run.launches[0].trace.cores[0]}
+    assert "reduce_max" in ops and "whole_reduce_max" not in ops

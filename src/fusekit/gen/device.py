@@ -15,6 +15,8 @@ AD-API 通用说明和约束.md) and a per-row instruction can address it.
   copies, ``x * 1`` being exact for every float): a (C,) input broadcast along rows costs this once per
   core, never GM.
 
+- ``reduce_rows`` / ``with_rows``: the tile form of the per-row instructions on A2/A3 (below).
+
 ROW_PAD, TILE_ROWS and LOG_ROWS are plain ``int`` parameters (tiling values computed per launch from the row
 length), so the loops and branches here are runtime ones (``range``, ``if``), never ``asc.static_range``.
 """
@@ -52,3 +54,92 @@ def replicate(t: asc.LocalTensor, ROW_PAD: int, TILE_ROWS: int, LOG_ROWS: int):
         if done < rows:  # min(): pyasc 1.1.1 does not trace the builtin
             rows = done
         asc.muls(t[ROW_PAD * done:], t, 1.0, ROW_PAD * rows)
+
+
+# The tile form of the per-row instructions (A2/A3, rows of at most 8 repeats: ROW * sizeof <= 2048 B). Where each
+# row would take a ReduceSum/Max/Min, a GetValue and an Adds / Muls / Duplicate, a tile takes one instruction per
+# 256 B column of its rows: repeat r is row r (src_rep_stride = the UB row in 32 B blocks), at most 248 rows per
+# instruction (repeat_times <= 255; a multiple of 8 so Brcb's groups of 8 rows stay inside a batch). A row value
+# lives in its own 32 B block, every lane holding it (Brcb), so that a binary instruction with src1_blk_stride 0
+# reads it as a whole row (AD-API 数据填充/Brcb.md, 归约计算/ReduceRepeat.md, 辅助数据结构/BinaryRepeatParams.md).
+
+
+def tile_form_rtmp(size: int) -> int:
+    """Elements of :func:`reduce_rows`'s ``tmp`` for a compute dtype of ``size`` bytes: a batch's 256 row values,
+    then 248 blocks of 32 B."""
+    return 256 + 248 * 32 // size
+
+
+@asc.jit
+def _whole(dst: asc.LocalTensor, src: asc.LocalTensor, mask: int, n: int, dst_rep: int, src_rep: int, KIND: int):
+    if KIND == 0:
+        asc.whole_reduce_sum(dst, src, mask, n, dst_rep, 1, src_rep)
+    elif KIND == 1:
+        asc.whole_reduce_max(dst, src, mask, n, dst_rep, 1, src_rep, order=asc.ReduceOrder.ORDER_ONLY_VALUE)
+    else:
+        asc.whole_reduce_min(dst, src, mask, n, dst_rep, 1, src_rep, order=asc.ReduceOrder.ORDER_ONLY_VALUE)
+
+
+@asc.jit
+def reduce_rows(dst: asc.LocalTensor, src: asc.LocalTensor, tmp: asc.LocalTensor, rows: int, ROW: int, ROW_PAD: int,
+                KIND: int):
+    """Row r's sum (KIND 0), max (1) or min (2) over its first ROW lanes -> every lane of dst's block r, in
+    ReduceSum's count-form order on A2/A3 (ReduceSum.md 方式一: a tree inside each repeat, the repeats' results in
+    order). One WholeReduce per 256 B column of the rows writes each row's result into lane 1 of its block beside
+    the running value in lane 0, and a WholeReduce over those two lanes adds them into the other block buffer (dst's
+    blocks and ``tmp[256:]`` take turns) or, after the last column, into ``tmp[:256]``, which Brcb spreads over the
+    blocks. ``tmp``: 256 + 248 blocks' elements (RTMP)."""
+    lanes = 256 // src.dtype.sizeof()
+    per = 32 // src.dtype.sizeof()
+    blocks = ROW_PAD * src.dtype.sizeof() // 32
+    chunks = (ROW + lanes - 1) // lanes
+    for b in range(0, rows, 248):
+        n = rows - b
+        if n > 248:
+            n = 248
+        if chunks == 1:
+            _whole(tmp, src[b * ROW_PAD:], ROW, n, 1, blocks, KIND)
+        else:
+            _whole(dst[b * per:], src[b * ROW_PAD:], lanes, n, per, blocks, KIND)
+            for c in range(1, chunks):
+                mask = ROW - c * lanes
+                if mask > lanes:
+                    mask = lanes
+                if c % 2 == 1:  # the running value in dst's blocks
+                    _whole(dst[b * per + 1:], src[b * ROW_PAD + c * lanes:], mask, n, per, blocks, KIND)
+                    if c == chunks - 1:
+                        _whole(tmp, dst[b * per:], 2, n, 1, 1, KIND)
+                    else:
+                        _whole(tmp[256:], dst[b * per:], 2, n, per, 1, KIND)
+                else:  # in tmp[256:]'s
+                    _whole(tmp[257:], src[b * ROW_PAD + c * lanes:], mask, n, per, blocks, KIND)
+                    if c == chunks - 1:
+                        _whole(tmp, tmp[256:], 2, n, 1, 1, KIND)
+                    else:
+                        _whole(dst[b * per:], tmp[256:], 2, n, per, 1, KIND)
+        asc.brcb(dst[b * per:], tmp, (n + 7) // 8, asc.BrcbRepeatParams(1, 8))
+
+
+@asc.jit
+def with_rows(dst: asc.LocalTensor, src: asc.LocalTensor, vals: asc.LocalTensor, rows: int, ROW_PAD: int, KIND: int):
+    """dst row r = src row r + (KIND 0) or * (1) its row value, or (KIND 2) the row value itself, over ROW_PAD
+    lanes; ``vals`` holds row r's value in every lane of block r (:func:`reduce_rows`)."""
+    lanes = 256 // dst.dtype.sizeof()
+    per = 32 // dst.dtype.sizeof()
+    blocks = ROW_PAD * dst.dtype.sizeof() // 32
+    chunks = (ROW_PAD + lanes - 1) // lanes
+    for b in range(0, rows, 248):
+        n = rows - b
+        if n > 248:
+            n = 248
+        for c in range(chunks):
+            mask = ROW_PAD - c * lanes
+            if mask > lanes:
+                mask = lanes
+            at = b * ROW_PAD + c * lanes
+            if KIND == 0:
+                asc.add(dst[at:], src[at:], vals[b * per:], mask, n, asc.BinaryRepeatParams(1, 1, 0, blocks, blocks, 1))
+            elif KIND == 1:
+                asc.mul(dst[at:], src[at:], vals[b * per:], mask, n, asc.BinaryRepeatParams(1, 1, 0, blocks, blocks, 1))
+            else:
+                asc.copy(dst[at:], vals[b * per:], mask, n, asc.CopyRepeatParams(1, 0, blocks, 1))

@@ -161,6 +161,7 @@ class Program:
     columns: frozenset = frozenset()                # (N, 1) inputs: one value per row, loaded per tile
     column_blocks: bool = False                     # no DataCopyPad (310P): columns load whole 32 B blocks
     mask_slots: int = 0                             # Compare bit masks (TILE_LENGTH / 8 bytes each)
+    tile_form: bool = False                         # rows of <= 8 repeats: per-row instructions per tile (A2/A3)
 
 
 def spec_copy_pad(soc) -> bool:
@@ -543,7 +544,8 @@ def lower(graph: Graph, dtype: str, precision: str, soc: SoC, scalar_inputs=froz
                       [a.name for a in graph.attrs] + sorted(scalar_inputs) + low.extra_scalars,
                       low.compute, dict(low.gm), rows=rows, broadcast=low.broadcast,
                       reductions=tuple(sorted({i.op for i in low.instrs if i.op.startswith("reduce_")})),
-                      columns=frozenset(low.columns), column_blocks=bool(low.columns) and not spec_copy_pad(low.soc))
+                      columns=frozenset(low.columns), column_blocks=bool(low.columns) and not spec_copy_pad(low.soc),
+                      tile_form=rows and low.soc.arch == "2201")  # WholeReduce ORDER_ONLY_VALUE, Copy: A2/A3 only
     _plan(program)
     return program
 

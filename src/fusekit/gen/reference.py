@@ -51,7 +51,8 @@ _ELEMENTWISE = ("vec_unary", "vec_binary", "vec_binary_scalar")
 def row_sum(x: np.ndarray, arch: str, mode: str) -> np.ndarray:
     """ReduceSum's count form over each row of ``x`` ([N, C]) in its documented order (ReduceSum.md,
     关键特性说明): on 2201 a binary tree inside each 256 B repeat, the repeats' sums in order; on 2002 a
-    tree over the whole repeats, a tree over the tail, then their sum. It is the simulator's own composition
+    tree over the whole repeats, a tree over the tail, then their sum (the tile form's WholeReduceSums,
+    fusekit.gen.device.reduce_rows, keep the 2201 order). It is the simulator's own composition
     (``reduce_sum_order``, over the rows padded with the identity to whole repeats), so it cannot catch a change
     of that order: tests/asc_api/test_reference_reductions.py checks
     the kernel and this model against an independent reference (tests/reduction_ref.py)."""

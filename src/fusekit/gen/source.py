@@ -242,8 +242,12 @@ def load_kernel(name: str, source: str):
     return getattr(module, name), path
 
 
+_REDUCE_KIND = {"reduce_sum": 0, "reduce_max": 1, "reduce_min": 2}  # fusekit.gen.device.reduce_rows's KIND
+_ROWS_KIND = {"rows_adds": 0, "rows_muls": 1, "bcast": 2}  # fusekit.gen.device.with_rows's KIND
+
 ROW_RESERVED = RESERVED | {"rows", "m", "row0", "ROW", "GM_ROW", "ROW_PAD", "TILE_ROWS", "LOG_ROWS", "RTMP", "rvals",
-                           "rtmp", "rtmp_buf", "bcast", "q_stage", "stage", "r", "load_rows", "store_rows", "replicate"}
+                           "rtmp", "rtmp_buf", "bcast", "q_stage", "stage", "r", "load_rows", "store_rows", "replicate",
+                           "reduce_rows", "with_rows", "chunks", "tile_form"}
 
 
 def row_kernel_source(name: str, program: Program, *, expression: str, variant: str, share: bool = False,
@@ -291,7 +295,8 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     w("This file is what fusekit runs: edit it and run it with fusekit.simulate or `fusekit check`.")
     w('"""\n')
     w("from fusekit import asc")
-    w("from fusekit.gen.device import load_rows, replicate, store_rows")
+    w("from fusekit.gen.device import load_rows, " + ("reduce_rows, " if program.tile_form and program.reductions else "")
+      + "replicate, store_rows" + (", with_rows" if program.tile_form and program.row_slots else ""))
     w("from fusekit.ops.elementwise import core_share" + (", load" if program.columns else "") + "\n\n")
 
     params = ", ".join([f"{x}_gm: asc.GlobalTensor" for x in ins_] + [f"q_{x}: asc.TQue" for x in ins_])
@@ -334,29 +339,49 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     for k in range(program.mask_slots):  # bit masks after the slots: a slot's elements / 8 bytes each, 32 B-aligned
         base = program.slots * program.slot_bytes
         w(f"    m{k} = work.get(asc.uint8)[({slot}) * {base} + (({slot}) // 8 + 31) // 32 * 32 * {k}:]")
-    for k in range(program.row_slots):
-        w(f"    r{k} = rvals.get({_dt(cdt)})" + (f"[TILE_ROWS * {rs * k}:]" if k else ""))
+    for k in range(program.row_slots):  # TILE_ROWS rounded up to 8 blocks each: Brcb fills groups of 8 rows
+        w(f"    r{k} = rvals.get({_dt(cdt)})" + (f"[(TILE_ROWS + 7) // 8 * {8 * rs * k}:]" if k else ""))
 
     def ref(v):
         return f"{v.input}_bc" if v.buffer.startswith("bc:") else (v.buffer if v.buffer.startswith("r") else names.ub(v))
+    tile_form = "    if tile_form == 1:  # one instruction per 256 B column of the tile's rows"
+    if program.tile_form and (program.reductions or program.row_slots):
+        # rows of at most 8 repeats, at least two rows per column, take the tile form (fusekit.gen.device.reduce_rows /
+        # with_rows: the same bits), others an instruction per row
+        lanes = 256 // dtypes.as_dtype(cdt).sizeof()
+        w(f"    chunks = (ROW + {lanes - 1}) // {lanes}")
+        w("    tile_form = 0")
+        w("    if chunks <= 8:")
+        w("        if rows >= 2 * chunks:")
+        w("            tile_form = 1")
     for ins in program.instrs:
         dst, srcs = ref(ins.dst), [ref(s) for s in ins.srcs]
         count = "n"
         if ins.kind == "reduce":
-            w("    for r in range(rows):")
-            w(f"        asc.{ins.op}({dst}[r * {rs}:], {srcs[0]}[r * ROW_PAD:], rtmp, ROW)")
-        elif ins.kind == "bcast":
-            w("    asc.set_flag(asc.HardEvent.V_S, 0)  # the row values are read by the scalar unit")
-            w("    asc.wait_flag(asc.HardEvent.V_S, 0)")
-            w("    for r in range(rows):")
-            step = "r" if ins.srcs[0].kind == "column" else f"r * {rs}"
-            w(f"        asc.duplicate({dst}[r * ROW_PAD:], {srcs[0]}.get_value({step}), ROW_PAD)")
-        elif ins.kind == "rowscalar":
-            w("    asc.set_flag(asc.HardEvent.V_S, 0)  # the row values are read by the scalar unit")
-            w("    asc.wait_flag(asc.HardEvent.V_S, 0)")
-            w("    for r in range(rows):")
-            w(f"        asc.{ins.op[5:]}({dst}[r * ROW_PAD:], {srcs[0]}[r * ROW_PAD:], {srcs[1]}.get_value(r * {rs}), "
-              "ROW_PAD)")
+            if program.tile_form:
+                w(tile_form)
+                w(f"        reduce_rows({dst}, {srcs[0]}, rtmp, rows, ROW, ROW_PAD, {_REDUCE_KIND[ins.op]})")
+                w("    else:")
+            pad = "    " * program.tile_form
+            w(f"{pad}    for r in range(rows):")
+            w(f"{pad}        asc.{ins.op}({dst}[r * {rs}:], {srcs[0]}[r * ROW_PAD:], rtmp, ROW)")
+        elif ins.kind in ("bcast", "rowscalar"):
+            rows_form = program.tile_form and ins.srcs[-1].kind == "rowvec"
+            if rows_form:
+                w(tile_form)
+                tile = dst if ins.kind == "bcast" else srcs[0]
+                w(f"        with_rows({dst}, {tile}, {srcs[-1]}, rows, ROW_PAD, {_ROWS_KIND[ins.op]})")
+                w("    else:")
+            pad = "    " * rows_form
+            w(f"{pad}    asc.set_flag(asc.HardEvent.V_S, 0)  # the row values are read by the scalar unit")
+            w(f"{pad}    asc.wait_flag(asc.HardEvent.V_S, 0)")
+            w(f"{pad}    for r in range(rows):")
+            if ins.kind == "bcast":
+                step = "r" if ins.srcs[0].kind == "column" else f"r * {rs}"
+                w(f"{pad}        asc.duplicate({dst}[r * ROW_PAD:], {srcs[0]}.get_value({step}), ROW_PAD)")
+            else:
+                w(f"{pad}        asc.{ins.op[5:]}({dst}[r * ROW_PAD:], {srcs[0]}[r * ROW_PAD:], "
+                  f"{srcs[1]}.get_value(r * {rs}), ROW_PAD)")
         elif ins.dst.kind == "rowvec":  # arithmetic on the row values: whole 32 B blocks, one per row
             w(_line(ins, dst, srcs, names, f"rows * {rs}"))
         else:
@@ -430,12 +455,14 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     if rvals:
         csize = dtypes.as_dtype(cdt).sizeof()
         w("    rvals = asc.TBuf(asc.TPosition.VECCALC)")
-        w(f"    pipe.init_buffer(buf=rvals, num={program.row_slots * 32} * TILE_ROWS)")
+        w(f"    pipe.init_buffer(buf=rvals, num={program.row_slots * 256} * ((TILE_ROWS + 7) // 8))")
         w("    rtmp_buf = asc.TBuf(asc.TPosition.VECCALC)")
         w(f"    pipe.init_buffer(buf=rtmp_buf, num=RTMP * {csize})")
         w(f"    rtmp = rtmp_buf.get({_dt(cdt)})")
-        w(f"    asc.duplicate(rvals.get({_dt(cdt)}), 0.0, TILE_ROWS * {rs * program.row_slots})  # lanes past each row "
-          "value: defined")
+        w(f"    asc.duplicate(rvals.get({_dt(cdt)}), 0.0, (TILE_ROWS + 7) // 8 * {8 * rs * program.row_slots})  # lanes "
+          "past each row value: defined")
+        if program.tile_form and program.reductions:
+            w("    asc.duplicate(rtmp, 0.0, RTMP)  # Brcb reads the row values in groups of 8: defined past the last row")
     if bcs:
         sizes = max(dtypes.as_dtype(program.gm_dtypes[x]).sizeof() for x in bcs)
         w("    # (ROW,) inputs: one row from GM, replicated over TILE_ROWS rows in UB, once per core")

@@ -96,6 +96,9 @@ def _check_overlaps(core, spec: Spec, it: Iteration, dst, d: Lanes, srcs: dict, 
     for role, src in srcs.items():
         if not (src.addr < d.ranges[-1][1] and d.ranges[0][0] < src.addr + src.length * src.dtype.sizeof()):
             continue  # disjoint hulls: nothing to check
+        if not sequential and src.addr == dst.addr and src.dtype.sizeof() == dst.dtype.sizeof() \
+                and np.array_equal(s[role].grid, d.grid):
+            continue  # in place, lane for lane: each repeat's bytes are the same set, none written by an earlier one
         s_at = overlap.lane_bytes(src, s[role].grid, active)
         overlap.within_repeat(core, spec.name, dst.name, *d_at, role, src.name, *s_at, exact_ok=True)
         if overlap.late_reads(*d_at, *s_at).size:

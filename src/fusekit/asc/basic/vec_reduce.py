@@ -41,6 +41,7 @@ import enum
 import numpy as np
 
 from .. import checks, overflow
+from ..effect import strided
 from ..runtime import current
 from ..tensor import LocalTensor
 from . import mask as maskreg
@@ -154,8 +155,9 @@ def _iteration(core, op: str, form: Form, values: dict, width: int) -> Iteration
 
 def _gather(src, grid: np.ndarray, active: np.ndarray) -> np.ndarray:
     """src values at ``grid`` ([repeats, lanes]); inactive lanes read element 0 (never used)."""
-    safe = np.where(active, grid, 0)
-    return src.array(src.length)[..., safe]  # [...]: a lockstep group's cores come first (fusekit.asc.lockstep)
+    whole = src.array(src.length)  # [..., n]: a lockstep group's cores come first (fusekit.asc.lockstep)
+    view = strided(whole, grid)
+    return whole[..., np.where(active, grid, 0)] if view is None else view.reshape(whole.shape[:-1] + grid.shape)
 
 
 def _per_repeat(core, spec: Spec, it: Iteration, dst, src, *, unit: int, rep_stride: int, written: np.ndarray,
@@ -165,7 +167,8 @@ def _per_repeat(core, spec: Spec, it: Iteration, dst, src, *, unit: int, rep_str
     Args:
         unit: dst elements of one repeat's output record; dst_rep_stride counts these.
         written: bool[repeats, k]: output k of repeat r is written (at element r*rep_stride*unit + k).
-        compute: (values [R, lanes], active [R, lanes], mode) -> outputs [R, k] in dst's dtype.
+        compute: (values [..., R, lanes], active of that shape, mode) -> outputs [..., R, k] in dst's dtype (the
+            leading axes: the cores of a lockstep group, fusekit.asc.lockstep).
 
     Raises:
         KernelError: dst out of bounds, or a repeat reads src bytes that an earlier repeat wrote.
@@ -185,18 +188,28 @@ def _per_repeat(core, spec: Spec, it: Iteration, dst, src, *, unit: int, rep_str
     mode = overflow.mode_of(core)
     size = dst.dtype.sizeof()
     writes = tuple(dst.access(a, b) for a, b in merged_ranges(targets, size, dst.addr))
+    distinct = rep_stride * unit >= k or it.repeats <= 1  # no two repeats write one element
 
     # a closure, not an Effect: each result is a reduction tree over a repeat's lanes, rounded at every level
     def effect():
         if not targets.size:
             return
         with np.errstate(all="ignore"):
-            out = compute(_gather(src, s.grid, active), active, mode)
+            x = _gather(src, s.grid, active)  # [cores of a lockstep group..., repeats, lanes]
+            out = compute(x, np.broadcast_to(active, x.shape), mode)
+        if distinct:
+            whole = dst.array(dst.length)
+            view = strided(whole, targets, write=True)
+            if view is None:
+                whole[..., targets] = out[..., written]
+            else:
+                view[...] = out[..., written].reshape(view.shape)
+            return
         order = np.argsort(out_index[written], kind="stable")  # with dst_rep_stride 0 the last repeat wins
-        flat_idx, flat_val = out_index[written][order], out[written][order]
+        flat_idx, flat_val = out_index[written][order], out[..., written][..., order]
         last = np.unique(flat_idx[::-1], return_index=True)[1]
         keep = flat_idx.size - 1 - last
-        dst.array(dst.length)[flat_idx[keep]] = flat_val[keep]
+        dst.array(dst.length)[..., flat_idx[keep]] = flat_val[..., keep]
 
     core.record(op, spec.pipe, reads=s.accesses(src), writes=writes, count=it.elements, nbytes=targets.size * size,
                 dtype=dst.dtype.name, effect=effect, repeats=it.repeats, cost=spec.cpp)
@@ -231,8 +244,17 @@ def _whole_sum(spec: Spec, forms, operands: str):
         _dtypes(core, spec, dst, src)
         it = _iteration(core, op, form, values, src.dtype.sizeof())
         written = np.ones((it.repeats, 1), bool)
+
+        def compute(x, act, mode):
+            total = tree_sum(x, act, mode)
+            left = ~np.isfinite(total)
+            if left.any():  # a sum left the dtype's range from finite lanes (Trace.overflows, as ReduceSum's)
+                core.note_overflow(len(core.instrs) - 1, (left & np.isfinite(np.where(act, x, 0)).all(axis=-1))
+                                   .any(axis=-1))
+            return total[..., None]
+
         _per_repeat(core, spec, it, dst, src, unit=1, rep_stride=int(values["dst_rep_stride"]), written=written,
-                    compute=lambda x, act, mode: tree_sum(x, act, mode)[:, None])
+                    compute=compute)
 
     instr.__name__ = instr.__qualname__ = spec.name
     instr.__doc__ = (f"``{spec.doc}`` ({spec.cpp}, {spec.source}), on PIPE_V. Form: ({operands}, "
@@ -284,13 +306,12 @@ def _whole_extreme(spec: Spec, largest: bool):
         def compute(x, act, mode):
             value, index = first_extreme(x, act, largest)
             if order is ReduceOrder.ORDER_ONLY_VALUE:
-                return value[:, None]
+                return value[..., None]
             if order is ReduceOrder.ORDER_ONLY_INDEX:
-                return index.astype(np.uint32).view(np_dtype).reshape(-1, unit) if unit > 1 else \
-                    index.astype(np.uint32).view(np_dtype)[:, None]
+                return index.astype(np.uint32).view(np_dtype).reshape(index.shape + (unit,))
             idx = index_bits(index, np_dtype)
             pair = (value, idx) if order is ReduceOrder.ORDER_VALUE_INDEX else (idx, value)
-            return np.stack(pair, axis=1)
+            return np.stack(pair, axis=-1)
 
         _per_repeat(core, spec, it, dst, src, unit=unit, rep_stride=int(values["dst_rep_stride"]), written=written,
                     compute=compute)
@@ -325,7 +346,7 @@ def _block(spec: Spec, kind: str):
         blocks = it.active().reshape(it.repeats, 8, per).any(axis=2) if it.repeats else np.zeros((0, 8), bool)
 
         def compute(x, act, mode):
-            xb, ab = x.reshape(len(x), 8, per), act.reshape(len(x), 8, per)
+            xb, ab = x.reshape(x.shape[:-1] + (8, per)), act.reshape(x.shape[:-1] + (8, per))
             if kind == "sum":
                 return tree_sum(xb, ab, mode)
             return first_extreme(xb, ab, kind == "max")[0]
@@ -371,7 +392,8 @@ def pair_reduce_sum(dst, src, *args, **kwargs) -> None:
     half = it.lanes // 2
     pairs = it.active().reshape(it.repeats, half, 2).any(axis=2) if it.repeats else np.zeros((0, half), bool)
     _per_repeat(core, _PAIR, it, dst, src, unit=half, rep_stride=int(values["dst_rep_stride"]), written=pairs,
-                compute=lambda x, act, mode: tree_sum(x.reshape(len(x), half, 2), act.reshape(len(x), half, 2), mode))
+                compute=lambda x, act, mode: tree_sum(x.reshape(x.shape[:-1] + (half, 2)),
+                                                      act.reshape(x.shape[:-1] + (half, 2)), mode))
 
 
 # --------------------------------------------------------------------------------------------

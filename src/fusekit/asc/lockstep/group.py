@@ -49,7 +49,7 @@ EFFECT_SPECS = frozenset({
     "fused_mul_add_relu", "mul_cast", "bitwise_and", "bitwise_or",
     "adds", "muls", "maxs", "mins", "leaky_relu", "shift_left", "shift_right",
     "exp", "ln", "sqrt", "abs", "relu", "rsqrt", "reciprocal", "bitwise_not",
-    "duplicate", "axpy", "cast", "add_relu_cast", "sub_relu_cast",
+    "duplicate", "axpy", "cast", "add_relu_cast", "sub_relu_cast", "brcb", "copy",
 })
 # the closures written for a leading core axis, by (module, qualname)
 CLOSURES = frozenset({
@@ -57,6 +57,7 @@ CLOSURES = frozenset({
     ("fusekit.asc.tensor", "LocalTensor.set_value.<locals>.effect"),
     ("fusekit.asc.datamove", "_pad_in.<locals>.effect"),             # data_copy_pad GM -> UB
     ("fusekit.asc.basic.vec_reduce", "_whole_tensor.<locals>.instr.<locals>.effect"),  # ReduceSum/Max/Min
+    ("fusekit.asc.basic.vec_reduce", "_per_repeat.<locals>.effect"),  # WholeReduce*, BlockReduce*, PairReduceSum
     # the cube unit's moves and Mmad: operands.Elements index the last axis, the numerics take leading axes
     ("fusekit.asc.cube.copy_in", "data_copy_nd2nz.<locals>.effect"),   # GM -> L1 (ND2NZ)
     ("fusekit.asc.cube.copy_in", "data_copy_bias.<locals>.effect"),  # L1 -> bias table
