@@ -39,3 +39,16 @@ def test_irregular_overlapping_or_out_of_range_lanes_are_not_viewed():
     assert strided(a, np.array([0, 1, 2, 3, 1, 2, 3, 4]), write=True) is None  # overlapping runs: no write view
     assert strided(a, _runs(90, 8, 3, 8)) is None                        # past the end
     assert strided(np.zeros(100, np.float32), np.arange(10)) is None     # one core: fancy indexing is as fast
+
+
+@pytest.mark.parametrize("rep, blk", [(1, 0), (16, 0), (16, 2), (3, 1)])
+def test_repeats_of_eight_blocks_read_as_fancy_indexing_does(rep, blk):
+    # float32: 8 elements per 32 B block; lane k of repeat r is r * rep * 8 + (k // 8) * blk * 8 + k % 8
+    a = np.random.default_rng(1).random((4, 4000)).astype(np.float32)
+    k = np.arange(64)
+    index = (np.arange(20)[:, None] * rep * 8 + (k // 8) * blk * 8 + k % 8).reshape(-1)
+    view = strided(a, index)
+    assert view is not None
+    assert np.array_equal(view.reshape(4, -1), a[..., index])
+    if blk == 0:  # a block read 8 times: never a destination
+        assert strided(a, index, write=True) is None

@@ -200,44 +200,59 @@ def _rounded(effect: Effect, result, dtype):
 
 
 
-_PATTERNS: dict = {}  # index bytes -> (start, stride, runs, m) or None: the same lanes recur every tile and launch
+_PATTERNS: dict = {}  # (index bytes, block elements) -> (start, shape, steps) or None: lanes recur every tile and launch
 
 
-def _pattern(flat: np.ndarray):
-    """(start, stride, runs, m) when ``flat`` is ``runs`` runs of ``m`` consecutive elements ``stride`` apart."""
+def _pattern(flat: np.ndarray, per: int):
+    """(start, shape, steps) in elements when ``flat[i]`` is ``start + sum(k * step)`` over the position ``k`` of ``i``
+    in ``shape``: runs of ``m`` consecutive elements ``stride`` apart, ``(runs, m), (stride, 1)``, or repeats of 8
+    blocks of ``per`` elements, ``(R, 8, per), (S, B, 1)`` (a block stride B of 0: each repeat reads one block 8
+    times), else None."""
+    start = int(flat[0])
     step = np.flatnonzero(np.diff(flat) != 1)
     m = int(step[0]) + 1 if step.size else flat.size
-    if flat.size % m:
-        return None
-    start = int(flat[0])
-    stride = int(flat[m] - start) if m < flat.size else m
-    runs = flat.size // m
-    if stride < 0 or not np.array_equal(flat.reshape(runs, m), start + stride * np.arange(runs)[:, None] + np.arange(m)):
-        return None
-    return start, stride, runs, m
+    forms = []
+    if flat.size % m == 0:
+        forms.append(((flat.size // m, m), (int(flat[m] - start) if m < flat.size else m, 1)))
+    lanes = 8 * per
+    if flat.size % lanes == 0 and flat.size > lanes:
+        repeats = flat.size // lanes
+        forms.append(((repeats, 8, per), (int(flat[lanes] - start), int(flat[per] - start), 1)))
+    for shape, steps in forms:
+        if min(steps) < 0:
+            continue
+        grid = start + sum(np.arange(n).reshape((-1,) + (1,) * (len(shape) - 1 - k)) * st
+                           for k, (n, st) in enumerate(zip(shape, steps)))
+        if np.array_equal(flat.reshape(shape), grid):
+            return start, shape, steps
+    return None
 
 
 def strided(a: np.ndarray, index: np.ndarray, write: bool = False) -> np.ndarray | None:
-    """``a[..., index]`` as a view of ``a`` when ``index`` (1-D, or [repeats, lanes] read row by row) is ``R`` runs
-    of ``m`` consecutive elements ``S`` apart -- a strided operand with block stride 1 and a continuous mask, the
-    common case -- else None. The view has shape ``a.shape[:-1] + (R, m)``. Only arrays with a leading axis of
-    several rows (a lockstep group's cores) are tried: there numpy's fancy indexing is about 20x slower than the
-    view. ``write`` needs runs that do not overlap (S >= m)."""
+    """``a[..., index]`` as a view of ``a`` when ``index`` (1-D, or [repeats, lanes] read row by row) is regular
+    (:func:`_pattern`: runs of consecutive elements at a fixed stride, or repeats of 8 blocks at fixed block and
+    repeat strides -- a strided operand with a continuous mask, the common case), else None. The view has shape
+    ``a.shape[:-1]`` + the pattern's shape; read it as ``view.reshape(a.shape[:-1] + index.shape)``. Only arrays
+    with a leading axis of several rows (a lockstep group's cores) are tried: there numpy's fancy indexing is
+    about 20x slower than the view. ``write``: only runs that do not overlap."""
     if a.ndim < 2 or a.shape[0] < 2 or index.size < 2:
         return None
-    key = index.tobytes()
+    key = (index.tobytes(), a.itemsize)
     if key not in _PATTERNS:
         if len(_PATTERNS) > 4096:
             _PATTERNS.clear()
-        _PATTERNS[key] = _pattern(index.reshape(-1).astype(np.int64, copy=False))
+        _PATTERNS[key] = _pattern(index.reshape(-1).astype(np.int64, copy=False), 32 // a.itemsize)
     found = _PATTERNS[key]
     if found is None:
         return None
-    start, stride, runs, m = found
-    if (write and stride < m) or start < 0 or start + (runs - 1) * stride + m > a.shape[-1]:
+    start, shape, steps = found
+    if write and (len(shape) != 2 or steps[0] < shape[1]):
         return None
-    if stride >= m and start + runs * stride <= a.shape[-1]:  # splitting the last axis: a plain view, no as_strided
-        return a[..., start:start + runs * stride].reshape(a.shape[:-1] + (runs, stride))[..., :m]
+    if start < 0 or start + sum((n - 1) * st for n, st in zip(shape, steps)) >= a.shape[-1]:
+        return None
+    runs, stride = shape[0], steps[0]
+    if len(shape) == 2 and stride >= shape[1] and start + runs * stride <= a.shape[-1]:  # a plain view
+        return a[..., start:start + runs * stride].reshape(a.shape[:-1] + (runs, stride))[..., :shape[1]]
     item = a.strides[-1]
-    return np.lib.stride_tricks.as_strided(a[..., start:], a.shape[:-1] + (runs, m), a.strides[:-1] + (stride * item, item),
-                                           writeable=write)
+    return np.lib.stride_tricks.as_strided(a[..., start:], a.shape[:-1] + shape,
+                                           a.strides[:-1] + tuple(st * item for st in steps), writeable=write)

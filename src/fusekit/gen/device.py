@@ -86,7 +86,7 @@ def reduce_rows(dst: asc.LocalTensor, src: asc.LocalTensor, tmp: asc.LocalTensor
     """Row r's sum (KIND 0), max (1) or min (2) over its first ROW lanes -> every lane of dst's block r, in
     ReduceSum's count-form order on A2/A3 (ReduceSum.md 方式一: a tree inside each repeat, the repeats' results in
     order). One WholeReduce per 256 B column of the rows writes each row's result into lane 1 of its block beside
-    the running value in lane 0, and a WholeReduce over those two lanes adds them into the other block buffer (dst's
+    the running value in lane 0, and a WholeReduce over those two lanes combines them into the other block buffer (dst's
     blocks and ``tmp[256:]`` take turns) or, after the last column, into ``tmp[:256]``, which Brcb spreads over the
     blocks. ``tmp``: 256 + 248 blocks' elements (RTMP)."""
     lanes = 256 // src.dtype.sizeof()

@@ -161,7 +161,7 @@ def _gather(src, grid: np.ndarray, active: np.ndarray) -> np.ndarray:
 
 
 def _per_repeat(core, spec: Spec, it: Iteration, dst, src, *, unit: int, rep_stride: int, written: np.ndarray,
-                compute) -> None:
+                compute, trim: bool = False) -> None:
     """Record and run a per-repeat reduction.
 
     Args:
@@ -169,6 +169,9 @@ def _per_repeat(core, spec: Spec, it: Iteration, dst, src, *, unit: int, rep_str
         written: bool[repeats, k]: output k of repeat r is written (at element r*rep_stride*unit + k).
         compute: (values [..., R, lanes], active of that shape, mode) -> outputs [..., R, k] in dst's dtype (the
             leading axes: the cores of a lockstep group, fusekit.asc.lockstep).
+        trim: ``compute`` is a tree or a first extreme over each repeat's lanes, so where every repeat's active lanes
+            are its first m it gets those m lanes and None for active (the masked lanes, the identity of a tree
+            or never the extreme, change nothing; numpy's argmax then finds the first extreme).
 
     Raises:
         KernelError: dst out of bounds, or a repeat reads src bytes that an earlier repeat wrote.
@@ -189,6 +192,11 @@ def _per_repeat(core, spec: Spec, it: Iteration, dst, src, *, unit: int, rep_str
     size = dst.dtype.sizeof()
     writes = tuple(dst.access(a, b) for a, b in merged_ranges(targets, size, dst.addr))
     distinct = rep_stride * unit >= k or it.repeats <= 1  # no two repeats write one element
+    prefix = 0
+    if trim and active.size:
+        width = int(active[0].sum())
+        if width and active[:, :width].all() and not active[:, width:].any():
+            prefix = width
 
     # a closure, not an Effect: each result is a reduction tree over a repeat's lanes, rounded at every level
     def effect():
@@ -196,7 +204,7 @@ def _per_repeat(core, spec: Spec, it: Iteration, dst, src, *, unit: int, rep_str
             return
         with np.errstate(all="ignore"):
             x = _gather(src, s.grid, active)  # [cores of a lockstep group..., repeats, lanes]
-            out = compute(x, np.broadcast_to(active, x.shape), mode)
+            out = compute(x[..., :prefix], None, mode) if prefix else compute(x, np.broadcast_to(active, x.shape), mode)
         if distinct:
             whole = dst.array(dst.length)
             view = strided(whole, targets, write=True)
@@ -249,12 +257,12 @@ def _whole_sum(spec: Spec, forms, operands: str):
             total = tree_sum(x, act, mode)
             left = ~np.isfinite(total)
             if left.any():  # a sum left the dtype's range from finite lanes (Trace.overflows, as ReduceSum's)
-                core.note_overflow(len(core.instrs) - 1, (left & np.isfinite(np.where(act, x, 0)).all(axis=-1))
-                                   .any(axis=-1))
+                lanes = x if act is None else np.where(act, x, 0)
+                core.note_overflow(len(core.instrs) - 1, (left & np.isfinite(lanes).all(axis=-1)).any(axis=-1))
             return total[..., None]
 
         _per_repeat(core, spec, it, dst, src, unit=1, rep_stride=int(values["dst_rep_stride"]), written=written,
-                    compute=compute)
+                    compute=compute, trim=True)
 
     instr.__name__ = instr.__qualname__ = spec.name
     instr.__doc__ = (f"``{spec.doc}`` ({spec.cpp}, {spec.source}), on PIPE_V. Form: ({operands}, "
@@ -314,7 +322,7 @@ def _whole_extreme(spec: Spec, largest: bool):
             return np.stack(pair, axis=-1)
 
         _per_repeat(core, spec, it, dst, src, unit=unit, rep_stride=int(values["dst_rep_stride"]), written=written,
-                    compute=compute)
+                    compute=compute, trim=True)
 
     instr.__name__ = instr.__qualname__ = spec.name
     instr.__doc__ = (f"``{spec.doc}`` ({spec.cpp}, {spec.source}), on PIPE_V. Forms: (dst, src, mask, repeat_time, "
