@@ -81,65 +81,92 @@ def _whole(dst: asc.LocalTensor, src: asc.LocalTensor, mask: int, n: int, dst_re
 
 
 @asc.jit
+def _fold(dst: asc.LocalTensor, src: asc.LocalTensor, tmp: asc.LocalTensor, b: int, n: int, c: int, mask: int,
+          ROW_PAD: int, LAST: int, KIND: int):
+    # column c's results into lane 1 beside the running value, then both into the other block buffer (or tmp)
+    lanes = 256 // src.dtype.sizeof()
+    per = 32 // src.dtype.sizeof()
+    blocks = ROW_PAD * src.dtype.sizeof() // 32
+    column = src[b * ROW_PAD + c * lanes:]
+    if c % 2 == 1:  # the running value in dst's blocks
+        _whole(dst[b * per + 1:], column, mask, n, per, blocks, KIND)
+        if LAST == 1:
+            _whole(tmp, dst[b * per:], 2, n, 1, 1, KIND)
+        else:
+            _whole(tmp[256:], dst[b * per:], 2, n, per, 1, KIND)
+    else:  # in tmp[256:]'s
+        _whole(tmp[257:], column, mask, n, per, blocks, KIND)
+        if LAST == 1:
+            _whole(tmp, tmp[256:], 2, n, 1, 1, KIND)
+        else:
+            _whole(dst[b * per:], tmp[256:], 2, n, per, 1, KIND)
+
+
+@asc.jit
+def _reduce_batch(dst: asc.LocalTensor, src: asc.LocalTensor, tmp: asc.LocalTensor, b: int, n: int, ROW: int,
+                  ROW_PAD: int, KIND: int):
+    lanes = 256 // src.dtype.sizeof()
+    per = 32 // src.dtype.sizeof()
+    blocks = ROW_PAD * src.dtype.sizeof() // 32
+    chunks = (ROW + lanes - 1) // lanes
+    if chunks == 1:
+        _whole(tmp, src[b * ROW_PAD:], ROW, n, 1, blocks, KIND)
+    else:
+        _whole(dst[b * per:], src[b * ROW_PAD:], lanes, n, per, blocks, KIND)
+        for c in range(1, chunks - 1):
+            _fold(dst, src, tmp, b, n, c, lanes, ROW_PAD, 0, KIND)
+        _fold(dst, src, tmp, b, n, chunks - 1, ROW - (chunks - 1) * lanes, ROW_PAD, 1, KIND)
+    asc.brcb(dst[b * per:], tmp, (n + 7) // 8, asc.BrcbRepeatParams(1, 8))
+
+
+@asc.jit
 def reduce_rows(dst: asc.LocalTensor, src: asc.LocalTensor, tmp: asc.LocalTensor, rows: int, ROW: int, ROW_PAD: int,
                 KIND: int):
     """Row r's sum (KIND 0), max (1) or min (2) over its first ROW lanes -> every lane of dst's block r, in
     ReduceSum's count-form order on A2/A3 (ReduceSum.md 方式一: a tree inside each repeat, the repeats' results in
     order). One WholeReduce per 256 B column of the rows writes each row's result into lane 1 of its block beside
-    the running value in lane 0, and a WholeReduce over those two lanes combines them into the other block buffer (dst's
-    blocks and ``tmp[256:]`` take turns) or, after the last column, into ``tmp[:256]``, which Brcb spreads over the
-    blocks. ``tmp``: 256 + 248 blocks' elements (RTMP)."""
-    lanes = 256 // src.dtype.sizeof()
-    per = 32 // src.dtype.sizeof()
-    blocks = ROW_PAD * src.dtype.sizeof() // 32
-    chunks = (ROW + lanes - 1) // lanes
-    for b in range(0, rows, 248):
-        n = rows - b
-        if n > 248:
-            n = 248
-        if chunks == 1:
-            _whole(tmp, src[b * ROW_PAD:], ROW, n, 1, blocks, KIND)
-        else:
-            _whole(dst[b * per:], src[b * ROW_PAD:], lanes, n, per, blocks, KIND)
-            for c in range(1, chunks):
-                mask = ROW - c * lanes
-                if mask > lanes:
-                    mask = lanes
-                if c % 2 == 1:  # the running value in dst's blocks
-                    _whole(dst[b * per + 1:], src[b * ROW_PAD + c * lanes:], mask, n, per, blocks, KIND)
-                    if c == chunks - 1:
-                        _whole(tmp, dst[b * per:], 2, n, 1, 1, KIND)
-                    else:
-                        _whole(tmp[256:], dst[b * per:], 2, n, per, 1, KIND)
-                else:  # in tmp[256:]'s
-                    _whole(tmp[257:], src[b * ROW_PAD + c * lanes:], mask, n, per, blocks, KIND)
-                    if c == chunks - 1:
-                        _whole(tmp, tmp[256:], 2, n, 1, 1, KIND)
-                    else:
-                        _whole(dst[b * per:], tmp[256:], 2, n, per, 1, KIND)
-        asc.brcb(dst[b * per:], tmp, (n + 7) // 8, asc.BrcbRepeatParams(1, 8))
+    the running value in lane 0, and a WholeReduce over those two lanes combines them into the other block buffer
+    (dst's blocks and ``tmp[256:]`` take turns) or, after the last column, into ``tmp[:256]``, which Brcb spreads
+    over the blocks. ``tmp``: 256 + 248 blocks' elements (RTMP). Batches of 248 rows, then the rest (pyasc keeps a
+    variable's type across branches, so a count is never clamped by reassignment)."""
+    full = rows // 248
+    for i in range(full):
+        _reduce_batch(dst, src, tmp, i * 248, 248, ROW, ROW_PAD, KIND)
+    if rows - full * 248 > 0:
+        _reduce_batch(dst, src, tmp, full * 248, rows - full * 248, ROW, ROW_PAD, KIND)
+
+
+@asc.jit
+def _with_column(dst: asc.LocalTensor, src: asc.LocalTensor, vals: asc.LocalTensor, b: int, n: int, c: int, mask: int,
+                 ROW_PAD: int, KIND: int):
+    lanes = 256 // dst.dtype.sizeof()
+    per = 32 // dst.dtype.sizeof()
+    blocks = ROW_PAD * dst.dtype.sizeof() // 32
+    at = b * ROW_PAD + c * lanes
+    if KIND == 0:
+        asc.add(dst[at:], src[at:], vals[b * per:], mask, n, asc.BinaryRepeatParams(1, 1, 0, blocks, blocks, 1))
+    elif KIND == 1:
+        asc.mul(dst[at:], src[at:], vals[b * per:], mask, n, asc.BinaryRepeatParams(1, 1, 0, blocks, blocks, 1))
+    else:  # x * 1, exact for every float (Copy would do, but pyasc 1.1.1's copy takes only a literal mask)
+        asc.muls(dst[at:], vals[b * per:], 1.0, mask, n, asc.UnaryRepeatParams(1, 0, blocks, 1))
+
+
+@asc.jit
+def _with_batch(dst: asc.LocalTensor, src: asc.LocalTensor, vals: asc.LocalTensor, b: int, n: int, ROW_PAD: int,
+                KIND: int):
+    lanes = 256 // dst.dtype.sizeof()
+    chunks = (ROW_PAD + lanes - 1) // lanes
+    for c in range(chunks - 1):
+        _with_column(dst, src, vals, b, n, c, lanes, ROW_PAD, KIND)
+    _with_column(dst, src, vals, b, n, chunks - 1, ROW_PAD - (chunks - 1) * lanes, ROW_PAD, KIND)
 
 
 @asc.jit
 def with_rows(dst: asc.LocalTensor, src: asc.LocalTensor, vals: asc.LocalTensor, rows: int, ROW_PAD: int, KIND: int):
-    """dst row r = src row r + (KIND 0) or * (1) its row value, or (KIND 2) the row value itself, over ROW_PAD
-    lanes; ``vals`` holds row r's value in every lane of block r (:func:`reduce_rows`)."""
-    lanes = 256 // dst.dtype.sizeof()
-    per = 32 // dst.dtype.sizeof()
-    blocks = ROW_PAD * dst.dtype.sizeof() // 32
-    chunks = (ROW_PAD + lanes - 1) // lanes
-    for b in range(0, rows, 248):
-        n = rows - b
-        if n > 248:
-            n = 248
-        for c in range(chunks):
-            mask = ROW_PAD - c * lanes
-            if mask > lanes:
-                mask = lanes
-            at = b * ROW_PAD + c * lanes
-            if KIND == 0:
-                asc.add(dst[at:], src[at:], vals[b * per:], mask, n, asc.BinaryRepeatParams(1, 1, 0, blocks, blocks, 1))
-            elif KIND == 1:
-                asc.mul(dst[at:], src[at:], vals[b * per:], mask, n, asc.BinaryRepeatParams(1, 1, 0, blocks, blocks, 1))
-            else:
-                asc.copy(dst[at:], vals[b * per:], mask, n, asc.CopyRepeatParams(1, 0, blocks, 1))
+    """dst row r = src row r + (KIND 0) or * (1) its row value, or (KIND 2) the row value itself (times 1), over ROW_PAD
+    lanes; ``vals`` holds row r's value in every lane of block r (:func:`reduce_rows`). Batches as there."""
+    full = rows // 248
+    for i in range(full):
+        _with_batch(dst, src, vals, i * 248, 248, ROW_PAD, KIND)
+    if rows - full * 248 > 0:
+        _with_batch(dst, src, vals, full * 248, rows - full * 248, ROW_PAD, KIND)

@@ -545,7 +545,7 @@ def lower(graph: Graph, dtype: str, precision: str, soc: SoC, scalar_inputs=froz
                       low.compute, dict(low.gm), rows=rows, broadcast=low.broadcast,
                       reductions=tuple(sorted({i.op for i in low.instrs if i.op.startswith("reduce_")})),
                       columns=frozenset(low.columns), column_blocks=bool(low.columns) and not spec_copy_pad(low.soc),
-                      tile_form=rows and low.soc.arch == "2201")  # WholeReduce ORDER_ONLY_VALUE, Copy: A2/A3 only
+                      tile_form=rows and low.soc.arch == "2201")  # WholeReduce's ORDER_ONLY_VALUE: A2/A3 only
     _plan(program)
     return program
 

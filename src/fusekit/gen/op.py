@@ -426,6 +426,7 @@ class GeneratedOp:
         """
         from fusekit.asc.basic.vec_reduce import tmp_elements
         from .device import tile_form_rtmp
+        from .source import tile_form_row
 
         gm = program.gm_dtypes
         width = shape[-1] if shape else 1
@@ -452,12 +453,13 @@ class GeneratedOp:
             + 32 * program.row_slots
         repeats = -(-width * csize // 256)
         rtmp = max([tmp_elements(op, spec.arch, csize, repeats, True, False) for op in program.reductions] + [0])
-        if program.tile_form and program.reductions:  # a batch's row values, then 248 blocks (device.reduce_rows)
+        tiled = 0 < width <= tile_form_row(program)  # rows that may take the tile form (fusekit.gen.device)
+        if tiled and program.reductions:  # a batch's row values, then 248 blocks (device.reduce_rows)
             rtmp = max(rtmp, tile_form_rtmp(csize))
         rtmp = -(-max(rtmp, 1) * csize // 32) * 32 // csize
-        # the row-value slots hold TILE_ROWS rounded up to 8 blocks (Brcb): 7 blocks each besides per_row's
+        # in the tile form the row-value slots hold TILE_ROWS rounded up to 8 blocks (Brcb): 7 more blocks each
         fixed = row_pad * max([size[k] for k in bcs] + [0]) + rtmp * csize + 32 * buffer_num * len(cols) \
-            + 7 * 32 * program.row_slots
+            + 7 * 32 * program.row_slots * tiled
         if program.mask_slots:  # where: slots rounded up to 256 elements, bit masks of 1/8 B per element
             per_row += program.mask_slots * row_pad // 8
             fixed += program.slots * program.slot_bytes * 255 + 64 * program.mask_slots

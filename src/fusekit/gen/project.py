@@ -265,6 +265,7 @@ def _row_geometry(program, buffer_num: int, spec) -> str:
     ge::GRAPH_FAILED where that raises for the rows' 32 B blocks."""
     from fusekit.asc.basic.vec_reduce import tmp_elements
     from .device import tile_form_rtmp
+    from .source import tile_form_row
 
     def size(k):
         return dtypes.as_dtype(program.gm_dtypes[k]).sizeof()
@@ -290,8 +291,9 @@ def _row_geometry(program, buffer_num: int, spec) -> str:
     per_elem = (buffer_num * sum(size(k) for k in tensors + outs) + program.slots * program.slot_bytes
                 + sum(dtypes.as_dtype(program.broadcast[k].dtype).sizeof() for k in bcs))
     per_row = [f"row_pad * {per_elem}", buffer_num * sum(size(k) for k in cols) + 32 * program.row_slots]
-    fixed = [f"row_pad * {max([size(k) for k in bcs] + [0])}", f"rtmp * {csize}",
-             32 * buffer_num * len(cols) + 7 * 32 * program.row_slots]
+    fixed = [f"row_pad * {max([size(k) for k in bcs] + [0])}", f"rtmp * {csize}", 32 * buffer_num * len(cols)]
+    if tile_form_row(program) and program.row_slots:  # the tile form's row-value slots: 8-row groups (Brcb)
+        fixed.append(f"(width <= {tile_form_row(program)} ? {7 * 32 * program.row_slots} : 0)")
     if program.mask_slots:  # where: slots rounded up to 256 elements, bit masks of 1/8 B per element
         per_row.append(f"row_pad * {program.mask_slots} / 8")
         fixed.append(program.slots * program.slot_bytes * 255 + 64 * program.mask_slots)
@@ -305,9 +307,9 @@ def _row_geometry(program, buffer_num: int, spec) -> str:
               for b in sorted({size(k) for k in outs})),
             *([f"rtmp = ({c} * ((width * {csize} + 255) / 256) + {epb - 1}) / {epb} * {epb};  // for ceil(row / 256 B) "
                "repeats"] if c else []),
-            *([f"rtmp = rtmp > {tile_form_rtmp(csize)} ? rtmp : {tile_form_rtmp(csize)};  // the tile form's row "
-               "values (fusekit.gen.device.reduce_rows)"]
-              if program.tile_form and program.reductions else []),
+            *([f"rtmp = width <= {tile_form_row(program)} && rtmp < {tile_form_rtmp(csize)} ? {tile_form_rtmp(csize)}"
+               " : rtmp;  // the tile form's row values (fusekit.gen.device.reduce_rows)"]
+              if tile_form_row(program) and program.reductions else []),
             f"rtmp = ((rtmp > 1 ? rtmp : 1) * {csize} + 31) / 32 * 32 / {csize};  // the reductions' temp buffer",
             f"per_row = {total(per_row)};  // UB bytes per row of a tile",
             f"fixed = {total(fixed)};  // UB bytes per core besides the tiles"]

@@ -242,12 +242,30 @@ def load_kernel(name: str, source: str):
     return getattr(module, name), path
 
 
+def tile_form_row(program: Program) -> int:
+    """The longest row (elements) that may take the tile form of the per-row instructions: 8 repeats of the compute
+    dtype (fusekit.gen.device.reduce_rows); 0 where ``program`` has none."""
+    return 2048 // dtypes.as_dtype(program.compute).sizeof() if program.tile_form else 0
+
+
+def _slot_rows(w, program: Program) -> str:
+    """Emit the rows of a row-value slot where the tile form may run (its Brcb fills groups of 8 rows: TILE_ROWS
+    rounded up to 8); returns the expression to use."""
+    if not (tile_form_row(program) and program.row_slots):
+        return "TILE_ROWS"
+    w("    slot_rows = TILE_ROWS")
+    w(f"    if ROW <= {tile_form_row(program)}:  # the tile form's Brcb fills row values in groups of 8 rows")
+    w("        slot_rows = (TILE_ROWS + 7) // 8 * 8")
+    return "slot_rows"
+
+
 _REDUCE_KIND = {"reduce_sum": 0, "reduce_max": 1, "reduce_min": 2}  # fusekit.gen.device.reduce_rows's KIND
 _ROWS_KIND = {"rows_adds": 0, "rows_muls": 1, "bcast": 2}  # fusekit.gen.device.with_rows's KIND
 
 ROW_RESERVED = RESERVED | {"rows", "m", "row0", "ROW", "GM_ROW", "ROW_PAD", "TILE_ROWS", "LOG_ROWS", "RTMP", "rvals",
                            "rtmp", "rtmp_buf", "bcast", "q_stage", "stage", "r", "load_rows", "store_rows", "replicate",
-                           "reduce_rows", "with_rows", "chunks", "tile_form"}
+                           "reduce_rows", "with_rows", "chunks", "tile_form",
+                           "slot_rows"}
 
 
 def row_kernel_source(name: str, program: Program, *, expression: str, variant: str, share: bool = False,
@@ -339,8 +357,9 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     for k in range(program.mask_slots):  # bit masks after the slots: a slot's elements / 8 bytes each, 32 B-aligned
         base = program.slots * program.slot_bytes
         w(f"    m{k} = work.get(asc.uint8)[({slot}) * {base} + (({slot}) // 8 + 31) // 32 * 32 * {k}:]")
-    for k in range(program.row_slots):  # TILE_ROWS rounded up to 8 blocks each: Brcb fills groups of 8 rows
-        w(f"    r{k} = rvals.get({_dt(cdt)})" + (f"[(TILE_ROWS + 7) // 8 * {8 * rs * k}:]" if k else ""))
+    slot_rows = _slot_rows(w, program) if program.row_slots > 1 else "TILE_ROWS"
+    for k in range(program.row_slots):
+        w(f"    r{k} = rvals.get({_dt(cdt)})" + (f"[{slot_rows} * {rs * k}:]" if k else ""))
 
     def ref(v):
         return f"{v.input}_bc" if v.buffer.startswith("bc:") else (v.buffer if v.buffer.startswith("r") else names.ub(v))
@@ -348,12 +367,12 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     if program.tile_form and (program.reductions or program.row_slots):
         # rows of at most 8 repeats, at least two rows per column, take the tile form (fusekit.gen.device.reduce_rows /
         # with_rows: the same bits), others an instruction per row
-        lanes = 256 // dtypes.as_dtype(cdt).sizeof()
+        lanes = tile_form_row(program) // 8
         w(f"    chunks = (ROW + {lanes - 1}) // {lanes}")
-        w("    tile_form = 0")
+        w("    tile_form = chunks - chunks  # 0 as a runtime int: pyasc keeps a variable's type across branches")
         w("    if chunks <= 8:")
         w("        if rows >= 2 * chunks:")
-        w("            tile_form = 1")
+        w("            tile_form = chunks - chunks + 1")
     for ins in program.instrs:
         dst, srcs = ref(ins.dst), [ref(s) for s in ins.srcs]
         count = "n"
@@ -455,12 +474,13 @@ def row_kernel_source(name: str, program: Program, *, expression: str, variant: 
     if rvals:
         csize = dtypes.as_dtype(cdt).sizeof()
         w("    rvals = asc.TBuf(asc.TPosition.VECCALC)")
-        w(f"    pipe.init_buffer(buf=rvals, num={program.row_slots * 256} * ((TILE_ROWS + 7) // 8))")
+        slot_rows = _slot_rows(w, program)
+        w(f"    pipe.init_buffer(buf=rvals, num={program.row_slots * 32} * {slot_rows})")
         w("    rtmp_buf = asc.TBuf(asc.TPosition.VECCALC)")
         w(f"    pipe.init_buffer(buf=rtmp_buf, num=RTMP * {csize})")
         w(f"    rtmp = rtmp_buf.get({_dt(cdt)})")
-        w(f"    asc.duplicate(rvals.get({_dt(cdt)}), 0.0, (TILE_ROWS + 7) // 8 * {8 * rs * program.row_slots})  # lanes "
-          "past each row value: defined")
+        w(f"    asc.duplicate(rvals.get({_dt(cdt)}), 0.0, {slot_rows} * {rs * program.row_slots})  # lanes past each "
+          "row value: defined")
         if program.tile_form and program.reductions:
             w("    asc.duplicate(rtmp, 0.0, RTMP)  # Brcb reads the row values in groups of 8: defined past the last row")
     if bcs:
