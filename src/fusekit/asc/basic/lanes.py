@@ -98,4 +98,3 @@ def merged_ranges(index: np.ndarray, size: int, base: int) -> tuple[tuple[int, i
     starts = np.concatenate(([u[0]], u[breaks + 1])) * size + base
     stops = (np.concatenate((u[breaks], [u[-1]])) + 1) * size + base
     return tuple(zip(starts.tolist(), stops.tolist()))
-
