@@ -85,7 +85,23 @@ def _execute_count(core, spec: Spec, n: int, repeats: int, dst, srcs: dict, comp
 
 
 def _check_overlaps(core, spec: Spec, it: Iteration, dst, d: Lanes, srcs: dict, s: dict) -> bool:
-    """Apply the overlap rules (:mod:`.overlap`); True when the repeats must run one after another."""
+    """Apply the overlap rules (:mod:`.overlap`); True when the repeats must run one after another. The verdict
+    depends only on the operands' places and the Iteration, so a verdict found once is kept (a kernel's loop repeats
+    its instructions); a broken rule raises and keeps nothing."""
+    key = (spec.name, spec.reads_dst, spec.in_place_src1, it.key(), *((t.addr, t.length, t.dtype.name) for t in (dst, *srcs.values())), *srcs)
+    found = _VERDICTS.get(key)
+    if found is None:
+        if len(_VERDICTS) > 4096:
+            _VERDICTS.clear()
+        found = _VERDICTS[key] = _overlap_verdict(core, spec, it, dst, d, srcs, s)
+    return found
+
+
+_VERDICTS: dict[tuple, bool] = {}
+
+
+def _overlap_verdict(core, spec: Spec, it: Iteration, dst, d: Lanes, srcs: dict, s: dict) -> bool:
+    """:func:`_check_overlaps`, worked out."""
     if it.elements == 0:
         return False
     active = it.active()

@@ -263,6 +263,12 @@ class Iteration:
     def stride(self, role: str) -> tuple[int, int]:
         return (self.strides or {}).get(role, (1, 8))
 
+    def key(self) -> tuple:
+        """What the lanes of every operand depend on, hashable (the walks cached in :mod:`.lanes` and
+        :mod:`.execute`)."""
+        return (self.lanes, self.repeats, self.count, None if self.bits is None else self.bits.tobytes(),
+                self.contiguous, tuple(sorted(self.strides.items())) if self.strides else ())
+
 
 def iteration(core, op: str, form: Form, values: dict, width: int) -> Iteration:
     """Build the Iteration of a matched form; ``width`` = bytes of the widest operand's dtype.

@@ -53,6 +53,28 @@ def lanes(core, op: str, tensor, it: Iteration, role: str) -> Lanes:
     if it.contiguous:
         start, stop = tensor.span(core, op, it.count)  # bounds-checked, messages of the count form
         return Lanes(slice(0, it.count), None, ((start, stop),))
+    key = (it.key(), role, size, tensor.addr, tensor.length)
+    found = _FOUND.get(key)
+    if found is None:
+        if len(_FOUND) > 4096:
+            _FOUND.clear()
+        found = _FOUND[key] = _frozen(_walk(core, op, tensor, it, role, size))
+    return found
+
+
+_FOUND: dict[tuple, Lanes] = {}  # a pure function of these keys (failures raise, never stored): loops repeat walks
+
+
+def _frozen(found: Lanes) -> Lanes:
+    """``found`` with read-only arrays: a cached walk is shared by every instruction that repeats it."""
+    for a in (found.index, found.grid):
+        if isinstance(a, np.ndarray):
+            a.flags.writeable = False
+    return found
+
+
+def _walk(core, op: str, tensor, it: Iteration, role: str, size: int) -> Lanes:
+    """``lanes`` of the split form, computed."""
     per_block = BLOCK // size
     blk, rep = it.stride(role)
     if blk == 1 and rep * per_block == it.lanes and it.count == int(it.repeats) * int(it.lanes):

@@ -20,6 +20,7 @@ ResetMask.md; AD ``impl/basic_api/kernel_utils_base.h`` ``AscendCUtils::SetMask`
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -99,11 +100,14 @@ def continuous_bits(length: int, lanes: int) -> tuple[int, int]:
     return 0, (1 << length) - 1
 
 
+@functools.lru_cache(maxsize=1024)
 def lane_bits(high: int, low: int, lanes: int) -> np.ndarray:
-    """bool[lanes]: which lanes of a repeat the register's bits select (lane i <-> bit i)."""
+    """bool[lanes], read-only (one array per mask, shared): which lanes of a repeat the register's bits select
+    (lane i <-> bit i)."""
     value = (high << 64) | low
-    bits = np.unpackbits(np.frombuffer(value.to_bytes(16, "little"), np.uint8), bitorder="little")
-    return bits[:lanes].astype(bool)
+    bits = np.unpackbits(np.frombuffer(value.to_bytes(16, "little"), np.uint8), bitorder="little")[:lanes].astype(bool)
+    bits.flags.writeable = False
+    return bits
 
 
 def check_bits(core, op: str, high: int, low: int, lanes: int) -> None:

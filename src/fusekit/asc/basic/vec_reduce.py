@@ -176,27 +176,18 @@ def _per_repeat(core, spec: Spec, it: Iteration, dst, src, *, unit: int, rep_str
     Raises:
         KernelError: dst out of bounds, or a repeat reads src bytes that an earlier repeat wrote.
     """
-    op = spec.name
-    active = it.active() if it.repeats else np.zeros((0, it.lanes), bool)
-    s = lanes(core, op, src, it, "src")
-    k = written.shape[1]
-    out_index = (np.arange(it.repeats)[:, None] * (rep_stride * unit) + np.arange(k)[None, :])
-    targets = out_index[written]
-    if targets.size and int(targets.max()) >= dst.length:
-        last = int(targets.max())
-        raise core.error(op, f"dst {dst.name} (dst_rep_stride {rep_stride}, {it.repeats} repeats) is written up to "
-                             f"element {last} but has {dst.length} elements; allocate a larger destination or lower "
-                             "dst_rep_stride", kind="out-of-bounds", **dst.describe(last + 1))
-    _check_reads_after_writes(core, op, dst, src, s.grid, active, out_index, written)
+    s = lanes(core, spec.name, src, it, "src")
+    key = (spec.name, it.key(), unit, rep_stride, written.shape, written.tobytes(), trim, dst.addr, dst.length,
+           dst.dtype.name, src.addr, src.length, src.dtype.name)
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+        plan = _PLANS[key] = _plan(core, spec.name, it, dst, src, s, unit, rep_stride, written, trim)
+    active, out_index, targets, ranges, distinct, prefix = plan
     mode = overflow.mode_of(core)
     size = dst.dtype.sizeof()
-    writes = tuple(dst.access(a, b) for a, b in merged_ranges(targets, size, dst.addr))
-    distinct = rep_stride * unit >= k or it.repeats <= 1  # no two repeats write one element
-    prefix = 0
-    if trim and active.size:
-        width = int(active[0].sum())
-        if width and active[:, :width].all() and not active[:, width:].any():
-            prefix = width
+    writes = tuple(dst.access(a, b) for a, b in ranges)
 
     # a closure, not an Effect: each result is a reduction tree over a repeat's lanes, rounded at every level
     def effect():
@@ -219,8 +210,40 @@ def _per_repeat(core, spec: Spec, it: Iteration, dst, src, *, unit: int, rep_str
         keep = flat_idx.size - 1 - last
         dst.array(dst.length)[..., flat_idx[keep]] = flat_val[..., keep]
 
-    core.record(op, spec.pipe, reads=s.accesses(src), writes=writes, count=it.elements, nbytes=targets.size * size,
-                dtype=dst.dtype.name, effect=effect, repeats=it.repeats, cost=spec.cpp)
+    core.record(spec.name, spec.pipe, reads=s.accesses(src), writes=writes, count=it.elements,
+                nbytes=targets.size * size, dtype=dst.dtype.name, effect=effect, repeats=it.repeats, cost=spec.cpp)
+
+
+_PLANS: dict[tuple, tuple] = {}  # a per-repeat reduction's checks and walks depend only on its key: loops repeat them
+
+
+def _plan(core, op: str, it: Iteration, dst, src, s, unit: int, rep_stride: int, written: np.ndarray, trim: bool):
+    """What :func:`_per_repeat` needs besides the numbers: (active lanes, output index [repeats, k], written
+    targets, merged dst byte ranges, whether the targets are distinct, the uniform active prefix or 0).
+
+    Raises:
+        KernelError: dst out of bounds, or a repeat reads src bytes that an earlier repeat wrote.
+    """
+    active = it.active() if it.repeats else np.zeros((0, it.lanes), bool)
+    k = written.shape[1]
+    out_index = (np.arange(it.repeats)[:, None] * (rep_stride * unit) + np.arange(k)[None, :])
+    targets = out_index[written]
+    if targets.size and int(targets.max()) >= dst.length:
+        last = int(targets.max())
+        raise core.error(op, f"dst {dst.name} (dst_rep_stride {rep_stride}, {it.repeats} repeats) is written up to "
+                             f"element {last} but has {dst.length} elements; allocate a larger destination or lower "
+                             "dst_rep_stride", kind="out-of-bounds", **dst.describe(last + 1))
+    _check_reads_after_writes(core, op, dst, src, s.grid, active, out_index, written)
+    ranges = merged_ranges(targets, dst.dtype.sizeof(), dst.addr)
+    distinct = rep_stride * unit >= k or it.repeats <= 1  # no two repeats write one element
+    prefix = 0
+    if trim and active.size:
+        width = int(active[0].sum())
+        if width and active[:, :width].all() and not active[:, width:].any():
+            prefix = width
+    for a in (active, out_index, targets):
+        a.flags.writeable = False  # shared by every call with the key
+    return active, out_index, targets, ranges, distinct, prefix
 
 
 def _check_reads_after_writes(core, op, dst, src, grid, active, out_index, written) -> None:
