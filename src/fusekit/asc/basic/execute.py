@@ -26,6 +26,7 @@ from ..effect import Effect, Operand
 from . import overlap
 from .iteration import Iteration
 from .lanes import Lanes, lanes
+from .memo import Memo
 from .spec import Spec
 
 _IN_PLACE_DTYPES = frozenset({"float16", "int32", "float32"})
@@ -88,16 +89,12 @@ def _check_overlaps(core, spec: Spec, it: Iteration, dst, d: Lanes, srcs: dict, 
     """Apply the overlap rules (:mod:`.overlap`); True when the repeats must run one after another. The verdict
     depends only on the operands' places and the Iteration, so a verdict found once is kept (a kernel's loop repeats
     its instructions); a broken rule raises and keeps nothing."""
-    key = (spec.name, spec.reads_dst, spec.in_place_src1, it.key(), *((t.addr, t.length, t.dtype.name) for t in (dst, *srcs.values())), *srcs)
-    found = _VERDICTS.get(key)
-    if found is None:
-        if len(_VERDICTS) > 4096:
-            _VERDICTS.clear()
-        found = _VERDICTS[key] = _overlap_verdict(core, spec, it, dst, d, srcs, s)
-    return found
+    places = tuple((role, t.addr, t.length, t.dtype.name) for role, t in (("dst", dst), *srcs.items()))
+    return _VERDICTS.get((spec.name, spec.reads_dst, spec.in_place_src1, it.key(), places),
+                         lambda: _overlap_verdict(core, spec, it, dst, d, srcs, s))
 
 
-_VERDICTS: dict[tuple, bool] = {}
+_VERDICTS = Memo()
 
 
 def _overlap_verdict(core, spec: Spec, it: Iteration, dst, d: Lanes, srcs: dict, s: dict) -> bool:

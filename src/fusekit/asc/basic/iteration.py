@@ -17,7 +17,7 @@ see raw arguments: they get an Iteration and hand it to :func:`.lanes.lanes`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 import numpy as np
@@ -246,6 +246,7 @@ class Iteration:
     bits: np.ndarray | None = None
     contiguous: bool = False
     strides: Mapping[str, tuple[int, int]] | None = None
+    _key: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def elements(self) -> int:
@@ -265,9 +266,11 @@ class Iteration:
 
     def key(self) -> tuple:
         """What the lanes of every operand depend on, hashable (the walks cached in :mod:`.lanes` and
-        :mod:`.execute`)."""
-        return (self.lanes, self.repeats, self.count, None if self.bits is None else self.bits.tobytes(),
-                self.contiguous, tuple(sorted(self.strides.items())) if self.strides else ())
+        :mod:`.execute`, :mod:`.vec_reduce`); worked out once, as every operand's walk asks for it."""
+        if self._key is None:
+            self._key = (self.lanes, self.repeats, self.count, None if self.bits is None else self.bits.tobytes(),
+                         self.contiguous, tuple(sorted(self.strides.items())) if self.strides else ())
+        return self._key
 
 
 def iteration(core, op: str, form: Form, values: dict, width: int) -> Iteration:

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..trace import Access
 from .iteration import BLOCK, Iteration
+from .memo import Memo
 
 
 @dataclass(frozen=True)
@@ -53,16 +54,11 @@ def lanes(core, op: str, tensor, it: Iteration, role: str) -> Lanes:
     if it.contiguous:
         start, stop = tensor.span(core, op, it.count)  # bounds-checked, messages of the count form
         return Lanes(slice(0, it.count), None, ((start, stop),))
-    key = (it.key(), role, size, tensor.addr, tensor.length)
-    found = _FOUND.get(key)
-    if found is None:
-        if len(_FOUND) > 4096:
-            _FOUND.clear()
-        found = _FOUND[key] = _frozen(_walk(core, op, tensor, it, role, size))
-    return found
+    return _WALKS.get((it.key(), role, size, tensor.addr, tensor.length),
+                      lambda: _frozen(_walk(core, op, tensor, it, role, size)))
 
 
-_FOUND: dict[tuple, Lanes] = {}  # a pure function of these keys (failures raise, never stored): loops repeat walks
+_WALKS = Memo()
 
 
 def _frozen(found: Lanes) -> Lanes:

@@ -49,6 +49,7 @@ from . import overlap
 from .iteration import (BLOCK, IS_SET_MASK, MASK_INT, MASK_LIST, REPEAT, REQUIRED, Form, Iteration, Param, bind,
                         iteration)
 from .lanes import lanes, merged_ranges
+from .memo import Memo
 from .reduction import first_extreme, index_bits, reduce_sum_order, tree_sum
 from .spec import F16_F32, NO_FIGURE, Spec, export, register, same_on_all
 
@@ -179,12 +180,8 @@ def _per_repeat(core, spec: Spec, it: Iteration, dst, src, *, unit: int, rep_str
     s = lanes(core, spec.name, src, it, "src")
     key = (spec.name, it.key(), unit, rep_stride, written.shape, written.tobytes(), trim, dst.addr, dst.length,
            dst.dtype.name, src.addr, src.length, src.dtype.name)
-    plan = _PLANS.get(key)
-    if plan is None:
-        if len(_PLANS) > 4096:
-            _PLANS.clear()
-        plan = _PLANS[key] = _plan(core, spec.name, it, dst, src, s, unit, rep_stride, written, trim)
-    active, out_index, targets, ranges, distinct, prefix = plan
+    active, out_index, targets, ranges, distinct, prefix = _PLANS.get(
+        key, lambda: _plan(core, spec.name, it, dst, src, s, unit, rep_stride, written, trim))
     mode = overflow.mode_of(core)
     size = dst.dtype.sizeof()
     writes = tuple(dst.access(a, b) for a, b in ranges)
@@ -214,7 +211,7 @@ def _per_repeat(core, spec: Spec, it: Iteration, dst, src, *, unit: int, rep_str
                 nbytes=targets.size * size, dtype=dst.dtype.name, effect=effect, repeats=it.repeats, cost=spec.cpp)
 
 
-_PLANS: dict[tuple, tuple] = {}  # a per-repeat reduction's checks and walks depend only on its key: loops repeat them
+_PLANS = Memo()
 
 
 def _plan(core, op: str, it: Iteration, dst, src, s, unit: int, rep_stride: int, written: np.ndarray, trim: bool):
